@@ -1,0 +1,27 @@
+"""HELM plugin: makes `mtsamples_procedures` run *our* implementation.
+
+HELM 0.5.16 ships its own `mtsamples_procedures` run spec, and its `run_spec_function` decorator
+refuses a second function under a registered name. Plugins load before HELM discovers its
+built-in run specs, so registering ours first would make that discovery raise and break every
+`helm-run`. Hence the one deliberate override below: run HELM's discovery now, then replace the
+entry. Every other run entry is left exactly as HELM registered it.
+"""
+
+from __future__ import annotations
+
+from helm.benchmark import run_spec as helm_run_spec
+from helm.common.hierarchical_logger import hlog
+
+from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec
+
+
+def register() -> None:
+    """Idempotent: the entry point and `--plugins helm_mtsamples_ext` may both load us."""
+    helm_run_spec.discover_run_spec_functions()
+    registry = helm_run_spec._REGISTERED_RUN_SPEC_FUNCTIONS
+    if registry.get(RUN_ENTRY_NAME) is not get_mtsamples_procedures_spec:
+        registry[RUN_ENTRY_NAME] = get_mtsamples_procedures_spec
+        hlog(f"helm-mtsamples-ext: `{RUN_ENTRY_NAME}` now runs helm_mtsamples_ext (replacing HELM's built-in)")
+
+
+register()

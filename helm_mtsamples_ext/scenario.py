@@ -1,0 +1,171 @@
+"""HELM Scenario for MTSamples Procedures, on pinned and checksummed data.
+
+Replaces HELM 0.5.16's `MTSamplesProceduresScenario`, which lists files through the GitHub API
+(no offline use, rate limits), forgets to URL-quote file names (three instances lost to `#`),
+and drops any note whose header appears only in lower case. See `sections.py` for the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
+from helm.benchmark.scenarios.scenario import (
+    CORRECT_TAG,
+    TEST_SPLIT,
+    Input,
+    Instance,
+    Output,
+    Reference,
+    Scenario,
+    ScenarioMetadata,
+)
+from helm.common.general import ensure_directory_exists
+from helm.common.hierarchical_logger import hlog, hwarn
+
+from helm_mtsamples_ext.data import ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.sections import EXTRACTION_MODES, Extraction, extract
+
+MAX_NOTE_BYTES = 1_000_000
+"""The largest pinned note is ~15 KB; anything near a megabyte is not an operative note, and
+would blow the model's context window and the judges' budget."""
+
+_SPECIALTY = re.compile(r"^Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass
+class NoteBatch:
+    """The instances built from a set of notes, and why the others were left out."""
+
+    instances: list[Instance] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def instance_id(filename: str) -> str:
+    """A stable, file-system- and URL-safe id: readable slug plus a hash so distinct names never collide."""
+    stem = filename[:-4] if filename.lower().endswith(".txt") else filename
+    slug = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")[:48] or "note"
+    digest = hashlib.sha256(filename.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}_{digest}"
+
+
+def decode_note(raw: bytes) -> str | None:
+    """Decode as HELM reads a note (UTF-8, universal newlines); None when it is not text."""
+    if b"\x00" in raw:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _skip_reason_for_raw(raw: bytes) -> str | None:
+    if not raw.strip():
+        return "empty file"
+    if len(raw) > MAX_NOTE_BYTES:
+        return f"larger than {MAX_NOTE_BYTES} bytes"
+    if b"\x00" in raw:
+        return "binary file"
+    return None
+
+
+def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> NoteBatch:
+    """Turn raw notes into Instances; every note left out is logged with its file name and counted."""
+    batch = NoteBatch()
+    for filename, raw in notes.items():
+        reason = _skip_reason_for_raw(raw)
+        text = decode_note(raw) if reason is None else None
+        if reason is None and text is None:
+            reason = "not UTF-8 text"
+        result = extract(text, extraction) if text is not None else None
+        if not isinstance(result, Extraction):
+            reason = reason or (result.reason if result is not None else "unreadable")
+            hwarn(f"MTSamples Procedures: skipping {filename!r}: {reason}")
+            batch.skipped[reason] += 1
+            continue
+        specialty = _SPECIALTY.search(text or "")
+        batch.instances.append(
+            Instance(
+                id=instance_id(filename),
+                input=Input(text=result.input),
+                references=[Reference(Output(text=result.reference), tags=[CORRECT_TAG])],
+                split=TEST_SPLIT,
+                extra_data={
+                    "filename": filename,
+                    "extracted_section": result.section,
+                    "specialty": specialty.group(1) if specialty else None,
+                    "extraction": extraction,
+                },
+            )
+        )
+    return batch
+
+
+class MTSamplesProceduresScenario(Scenario):
+    """MTSamples Procedures: write the treatment plan for an operative note.
+
+    Data: 429 transcribed operative notes from MTSamples, pinned to commit
+    c4c252443fa9c52afb6960f53e51be278639bea2 of github.com/raulista1997/benchmarkdata (the commit HELM
+    pins), checked against sizes and SHA-256s shipped in this package. The reference is the note's
+    PLAN, else SUMMARY, else FINDINGS section; the input is the note without it.
+
+    Example (abridged):
+        input:     "Medical Specialty:Gastroenterology ... INDICATIONS: Patient is a pleasant 37-year-old ..."
+        reference: "The patient was found upon excision of the abscess to have a retained foreign body ..."
+
+    `extraction="helm"` reproduces HELM's instance set exactly (for comparison with MedHELM);
+    `extraction="sections"` cuts sections at the next ALL-CAPS header, for clean references.
+    """
+
+    name = "mtsamples_procedures"
+    description = (
+        "MTSamples Procedures: transcribed operative notes; the model writes the treatment plan "
+        "(PLAN, else SUMMARY, else FINDINGS section) from the rest of the note."
+    )
+    tags = ["medical", "transcription", "plan_generation"]
+
+    def __init__(self, extraction: str = "helm", base_url: str | None = None) -> None:
+        super().__init__()
+        if extraction not in EXTRACTION_MODES:
+            raise ValueError(f"extraction must be one of {EXTRACTION_MODES}, got {extraction!r}")
+        self.extraction = extraction
+        self.base_url = base_url
+
+    def get_instances(self, output_path: str) -> list[Instance]:
+        # Environment variables are read here, when the scenario loads, never at import.
+        cache_dir = resolve_cache_dir(output_path)
+        ensure_directory_exists(str(cache_dir))
+        paths = ensure_notes(cache_dir, base_url=resolve_base_url(self.base_url))
+        batch = build_instances({name: path.read_bytes() for name, path in paths.items()}, self.extraction)
+        skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(batch.skipped.items())) or "none"
+        hlog(
+            f"MTSamples Procedures ({self.extraction} extraction): {len(batch.instances)} instances "
+            f"from {len(paths)} notes; skipped by reason: {skipped}"
+        )
+        return batch.instances
+
+    def get_metadata(self) -> ScenarioMetadata:
+        return ScenarioMetadata(
+            name="mtsamples_procedures",
+            display_name="MTSamples Procedures",
+            short_display_name="MTSamples Procedures",
+            description=(
+                "Transcribed operative notes from MTSamples with the PLAN / SUMMARY / FINDINGS section cut "
+                "away; the model writes a treatment plan, scored by a panel of LLM judges on accuracy, "
+                "completeness and clarity against the section cut from the note."
+            ),
+            taxonomy=TaxonomyInfo(
+                task="Clinical text generation",
+                what="Treatment plans for post-procedure operative notes",
+                when="Post-procedure",
+                who="Clinicians",
+                language="English",
+            ),
+            main_metric="mtsamples_procedures_reward",
+            main_split="test",
+        )

@@ -1,0 +1,166 @@
+"""The `mtsamples_procedures` run entry: ours wins, HELM's others survive, names never collide."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from helm.benchmark.run_spec_factory import construct_run_specs
+from helm.common.object_spec import parse_object_spec
+
+from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec, resolve_judges
+
+OURS = "helm_mtsamples_ext.run_spec"
+
+
+def _in_fresh_python(code: str) -> dict:
+    """Run `code` in a new interpreter (a clean HELM registry) and return the JSON it prints last."""
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+REGISTRY_PROBE = """
+    import json
+    from helm.benchmark import run_spec
+    {load}
+    run_spec.discover_run_spec_functions()
+    registry = run_spec._REGISTERED_RUN_SPEC_FUNCTIONS
+    fn = registry["mtsamples_procedures"]
+    print(json.dumps({{"module": fn.__module__, "names": sorted(registry),
+                      "mmlu": registry["mmlu"].__module__}}))
+"""
+
+
+def test_helm_alone_has_its_builtin_entry() -> None:
+    """Baseline for the tests below: without our plugin HELM's built-in function answers the name."""
+    seen = _in_fresh_python(REGISTRY_PROBE.format(load="pass"))
+    assert seen["module"] == "helm.benchmark.run_specs.medhelm_run_specs"
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        "from helm.benchmark.run import load_entry_point_plugins; load_entry_point_plugins()",
+        "from helm.benchmark.run import import_user_plugins; import_user_plugins(['helm_mtsamples_ext'])",
+        "from helm.benchmark.run import load_entry_point_plugins, import_user_plugins; "
+        "load_entry_point_plugins(); import_user_plugins(['helm_mtsamples_ext'])",
+    ],
+    ids=["entry-point", "--plugins", "both"],
+)
+def test_ours_wins_and_every_other_entry_survives(load: str) -> None:
+    """However the plugin arrives, `mtsamples_procedures` is ours and no other run entry is lost."""
+    baseline = _in_fresh_python(REGISTRY_PROBE.format(load="pass"))
+    seen = _in_fresh_python(REGISTRY_PROBE.format(load=load))
+    assert seen["module"] == OURS
+    assert seen["names"] == baseline["names"]
+    assert seen["mmlu"] == baseline["mmlu"]
+
+
+def test_other_helm_run_entries_still_build() -> None:
+    """Replacing our entry must not break HELM's own: a built-in entry still expands to RunSpecs."""
+    import helm_mtsamples_ext.plugin  # noqa: F401
+
+    specs = construct_run_specs(parse_object_spec("mmlu:subject=anatomy,model=simple/model1"))
+    assert specs and specs[0].scenario_spec.class_name.endswith("MMLUScenario")
+
+
+def test_run_entry_builds_our_pipeline_with_helms_adapter() -> None:
+    """The spec uses our scenario, annotator and metric, and keeps HELM's adapter for MedHELM parity."""
+    import helm_mtsamples_ext.plugin  # noqa: F401
+
+    (spec,) = construct_run_specs(parse_object_spec("mtsamples_procedures:model=simple/model1"))
+    assert spec.name == "mtsamples_procedures:model=simple_model1"
+    assert spec.scenario_spec.class_name == "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
+    assert spec.annotators and spec.annotators[0].class_name == "helm_mtsamples_ext.annotator.JudgeAnnotator"
+    assert any(m.class_name == "helm_mtsamples_ext.metric.MTSamplesProceduresMetric" for m in spec.metric_specs)
+    adapter = spec.adapter_spec
+    assert adapter.instructions == (
+        "Here are information about a patient, return a reasonable treatment plan for the patient."
+    )
+    assert adapter.input_prefix.startswith("Patient Notes")
+    assert adapter.output_prefix.strip().startswith("Answer")
+    assert (adapter.max_tokens, adapter.max_train_instances) == (512, 0)
+    assert spec.annotators[0].args["judges"] == [
+        {"name": "gpt-4o-mini", "model": "openai/gpt-4o-mini", "model_deployment": "openai/gpt-4o-mini", "base_url": None}
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {},
+        {"extraction": "sections"},
+        {"judges": "openai/gpt-4o-mini+openai/gpt-4o"},
+        {"judge_prompt": "helm"},
+        {"use_think": "true"},
+        {"judge_timeout": "30"},
+        {"judges": "qwen", "judge_base_url": "http://127.0.0.1:8000/v1"},
+        {"judges": "qwen", "judge_base_url": "http://127.0.0.1:8001/v1"},
+    ],
+)
+def test_every_non_default_argument_is_in_the_name(args: dict[str, str]) -> None:
+    """Two variants never overwrite each other in one suite: each argument shows in the name."""
+    name = get_mtsamples_procedures_spec(**args).name  # type: ignore[arg-type]
+    for key in args:
+        assert f"{key}=" in name
+    assert "/" not in name and "://" not in name and " " not in name
+
+
+def test_variant_names_are_distinct() -> None:
+    """Same served model at two endpoints, or two configs: distinct run names (URLs go in as hashes)."""
+    a = get_mtsamples_procedures_spec(judges="qwen", judge_base_url="http://127.0.0.1:8000/v1").name
+    b = get_mtsamples_procedures_spec(judges="qwen", judge_base_url="http://127.0.0.1:8001/v1").name
+    assert a != b and "127.0.0.1" not in a
+
+
+def test_jury_config_is_helms_yaml(tmp_path: Path) -> None:
+    """MedHELM users reuse their jury YAML; its path goes into the run name as a short hash."""
+    config = tmp_path / "jury.yaml"
+    config.write_text(
+        "judges:\n"
+        "  - {name: gpt, model: openai/gpt-4o-2024-05-13, model_deployment: stanfordhealthcare/gpt-4o-2024-05-13}\n"
+        "  - {name: claude, model: anthropic/claude-3-7-sonnet-20250219,"
+        " model_deployment: stanfordhealthcare/claude-3-7-sonnet-20250219}\n"
+    )
+    spec = get_mtsamples_procedures_spec(jury_config_path=str(config))
+    assert [j["name"] for j in spec.annotators[0].args["judges"]] == ["gpt", "claude"]  # type: ignore[index]
+    assert str(tmp_path) not in spec.name
+
+
+def test_judge_urls_match_judges_by_position() -> None:
+    """One URL serves every judge; several URLs pair up with the judges in order; credentials are refused."""
+    one = resolve_judges("a+b", None, "http://127.0.0.1:1/v1")
+    assert [j.base_url for j in one] == ["http://127.0.0.1:1/v1"] * 2
+    two = resolve_judges("a+b", None, "http://127.0.0.1:1/v1+http://127.0.0.1:2/v1")
+    assert [j.base_url for j in two] == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+    with pytest.raises(ValueError, match="3 judges"):
+        resolve_judges("a+b+c", None, "http://127.0.0.1:1/v1+http://127.0.0.1:2/v1")
+    with pytest.raises(ValueError, match="JUDGE_API_KEY"):
+        resolve_judges("a", None, "http://user:secret@127.0.0.1:1/v1")
+
+
+def test_duplicate_judges_get_distinct_names() -> None:
+    """Records are keyed by judge name, so the same model twice must not overwrite itself."""
+    assert [j.name for j in resolve_judges("x/m+y/m", None, None)] == ["m", "m-2"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ({"extraction": "fancy"}, "extraction"),
+        ({"judge_prompt": "other"}, "judge_prompt"),
+        ({"use_think": "maybe"}, "use_think"),
+        ({"judge_timeout": "0"}, "judge_timeout"),
+        ({"judges": "failed_judges"}, "may not be named"),
+    ],
+)
+def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
+    """A typo in a run entry is an error naming the argument, not a silently different run."""
+    with pytest.raises(ValueError, match=message):
+        get_mtsamples_procedures_spec(**args)  # type: ignore[arg-type]

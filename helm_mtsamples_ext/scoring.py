@@ -1,0 +1,261 @@
+"""The reward arithmetic of MTSamples Procedures, free of HELM's runtime.
+
+The metric (metric.py) and the report module both score the annotator's per-note record with
+these functions, so a number in a HELM stats file and a number in report.md cannot drift apart.
+
+The rules, in one place:
+- a judge's dimension counts only if its score is an integer 1-5 (4, 4.0 and "4" are all 4);
+- a judge counts only if it did not fail and gave at least one valid dimension; its reward is the
+  mean of score/5 over its valid dimensions;
+- the note's reward is the mean over counting judges, and does not exist when none counted: a
+  failed judge is missing data, never a low score;
+- an empty model answer is the model's failure, not the judges': reward 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import krippendorff
+import numpy as np
+
+DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
+MIN_SCORE = 1
+MAX_SCORE = 5
+ANNOTATION_KEY = "mtsamples_procedures"
+RESERVED_KEYS = frozenset({"failed_judges", "answer"})
+
+PREFIX = "mtsamples_procedures"
+REWARD = f"{PREFIX}_reward"
+UNJUDGED = f"{PREFIX}_unjudged"
+EMPTY_ANSWER = f"{PREFIX}_empty_answer"
+JUDGE_FAILURES = f"{PREFIX}_judge_failures"
+JUDGE_FAILURE_RATE = f"{PREFIX}_judge_failure_rate"
+
+
+def dimension_stat_name(dimension: str) -> str:
+    """Panel mean 1-5 score of one dimension for a note."""
+    return f"{PREFIX}_judge_{dimension}"
+
+
+def alpha_stat_name(dimension: str) -> str:
+    """Run-level Krippendorff's alpha of one dimension."""
+    return f"{PREFIX}_alpha_{dimension}"
+
+
+def slugify(judge_name: str) -> str:
+    """Stat-name-safe form of a judge name: lowercase, every non-alphanumeric becomes "_"."""
+    return re.sub(r"[^a-z0-9]", "_", judge_name.lower())
+
+
+def judge_reward_stat_name(judge_name: str) -> str:
+    """Reward given by one judge; the slug keeps HELM's stat names and the frontend's URLs plain."""
+    return f"{REWARD}_{slugify(judge_name)}"
+
+
+def judge_reward_stat_names(judge_names: Sequence[str]) -> dict[str, str]:
+    """The per-judge stat name of each panel judge.
+
+    Names whose slugs clash ("a.b", "a-b") get "_2", "_3"... in panel order, so two judges never
+    merge into one stat; raising instead would throw away a run whose model and judges already ran.
+    """
+    names: dict[str, str] = {}
+    for judge in judge_names:
+        base = candidate = judge_reward_stat_name(judge)
+        suffix = 2
+        while candidate in names.values():
+            candidate = f"{base}_{suffix}"
+            suffix += 1
+        names.setdefault(judge, candidate)
+    return names
+
+
+def instance_stat_names(judge_names: Sequence[str]) -> list[str]:
+    """Every per-note stat name the metric can emit for this panel."""
+    names = [REWARD, UNJUDGED, EMPTY_ANSWER, JUDGE_FAILURES, JUDGE_FAILURE_RATE]
+    names += [dimension_stat_name(d) for d in DIMENSIONS]
+    names += list(judge_reward_stat_names(judge_names).values())
+    return names
+
+
+def run_stat_names() -> list[str]:
+    """Every run-level stat name the metric can emit."""
+    return [alpha_stat_name(d) for d in DIMENSIONS]
+
+
+def normalise_score(value: object) -> int | None:
+    """The score as an int 1-5, or None when it is not one (booleans, 4.5, "four", 0, 6, NaN...).
+
+    The annotator already normalises; this second check keeps a hand-edited or older record from
+    sneaking a 4.5 or a 0 into the reward.
+    """
+    if isinstance(value, Mapping):
+        value = value.get("score")
+    if value is None or isinstance(value, bool):
+        return None
+    number: float
+    if isinstance(value, Integral):
+        number = float(int(value))
+    elif isinstance(value, Real):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    if not math.isfinite(number) or not number.is_integer():
+        return None
+    score = int(number)
+    return score if MIN_SCORE <= score <= MAX_SCORE else None
+
+
+@dataclass(frozen=True)
+class JudgeScores:
+    """One judge's valid scores for one note; empty scores means the judge failed on it."""
+
+    name: str
+    scores: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return not self.scores
+
+    @property
+    def reward(self) -> float | None:
+        """Mean of score/5 over the valid dimensions (the seed's (a/5 + c/5 + l/5)/3)."""
+        if not self.scores:
+            return None
+        return sum(s / MAX_SCORE for s in self.scores.values()) / len(self.scores)
+
+
+@dataclass(frozen=True)
+class NoteScores:
+    """The panel's verdict on one note, with every judge of the panel in panel order."""
+
+    judges: tuple[JudgeScores, ...] = ()
+    empty_answer: bool = False
+
+    @property
+    def panel_size(self) -> int:
+        return len(self.judges)
+
+    @property
+    def valid_judges(self) -> tuple[JudgeScores, ...]:
+        return tuple(j for j in self.judges if not j.failed)
+
+    @property
+    def failures(self) -> int:
+        """Judges that gave nothing usable; none when no judge was asked (empty answer)."""
+        return 0 if self.empty_answer else sum(1 for j in self.judges if j.failed)
+
+    @property
+    def unjudged(self) -> bool:
+        return not self.empty_answer and not self.valid_judges
+
+    @property
+    def reward(self) -> float | None:
+        if self.empty_answer:
+            return 0.0
+        rewards = [j.reward for j in self.valid_judges if j.reward is not None]
+        return sum(rewards) / len(rewards) if rewards else None
+
+    def dimension_mean(self, dimension: str) -> float | None:
+        """Panel mean 1-5 score over the judges with a valid score for this dimension."""
+        scores = [j.scores[dimension] for j in self.judges if dimension in j.scores]
+        return sum(scores) / len(scores) if scores else None
+
+
+def _judge_names_in(record: Mapping[str, object]) -> list[str]:
+    return [k for k, v in record.items() if k not in RESERVED_KEYS and isinstance(v, Mapping)]
+
+
+def score_note(record: object, judge_names: Sequence[str] = ()) -> NoteScores:
+    """Score the annotator's record for one note.
+
+    `judge_names` is the panel; when empty, the judges found in the record are the panel. A panel
+    judge absent from the record, marked failed, or without a valid dimension counts as failed.
+    Keys the contract does not know are ignored. A record that is not a mapping scores as a note
+    every judge failed on.
+    """
+    if not isinstance(record, Mapping):
+        return NoteScores(judges=tuple(JudgeScores(name) for name in judge_names))
+    if record.get("answer") == "empty":
+        return NoteScores(judges=tuple(JudgeScores(name) for name in judge_names), empty_answer=True)
+    panel = list(judge_names) or _judge_names_in(record)
+    failed_list = record.get("failed_judges")
+    failed_names = {str(n) for n in failed_list} if isinstance(failed_list, (list, tuple)) else set()
+    judges: list[JudgeScores] = []
+    for name in panel:
+        entry = record.get(name)
+        if not isinstance(entry, Mapping) or entry.get("status") == "failed" or name in failed_names:
+            judges.append(JudgeScores(name))
+            continue
+        scores = {d: s for d in DIMENSIONS if (s := normalise_score(entry.get(d))) is not None}
+        judges.append(JudgeScores(name, scores))
+    return NoteScores(judges=tuple(judges))
+
+
+def rating_matrix(notes: Sequence[NoteScores], dimension: str) -> tuple[list[str], list[list[float]]]:
+    """Judges x notes ratings of one dimension (NaN where a judge gave no valid score).
+
+    Judges are listed in order of first appearance, so panels that differ across notes still line up.
+    """
+    judge_names: list[str] = []
+    for note in notes:
+        for judge in note.judges:
+            if judge.name not in judge_names:
+                judge_names.append(judge.name)
+    matrix = [[math.nan] * len(notes) for _ in judge_names]
+    for col, note in enumerate(notes):
+        for judge in note.judges:
+            if dimension in judge.scores:
+                matrix[judge_names.index(judge.name)][col] = float(judge.scores[dimension])
+    return judge_names, matrix
+
+
+@dataclass(frozen=True)
+class AlphaResult:
+    """Krippendorff's alpha, or why it is undefined (value None, reason set)."""
+
+    value: float | None
+    reason: str = ""
+    pairable_notes: int = 0
+    judges: int = 0
+
+
+def ordinal_alpha(matrix: Sequence[Sequence[float]]) -> AlphaResult:
+    """Ordinal Krippendorff's alpha over a judges x notes matrix (NaN = missing).
+
+    Only notes with at least two ratings carry information about agreement; the checks name the
+    cases where the statistic is 0/0 or meaningless instead of letting NaN reach the leaderboard.
+    """
+    data = np.asarray(matrix, dtype=float)
+    if data.ndim != 2 or data.size == 0:
+        return AlphaResult(None, "no ratings")
+    rated = ~np.isnan(data)
+    judges = int(rated.any(axis=1).sum())
+    pairable = rated.sum(axis=0) >= 2
+    n_pairable = int(pairable.sum())
+    if judges < 2:
+        return AlphaResult(None, f"only {judges} judge(s) gave a valid score", n_pairable, judges)
+    if n_pairable < 2:
+        return AlphaResult(None, f"only {n_pairable} note(s) were rated by two or more judges", n_pairable, judges)
+    values = data[:, pairable][rated[:, pairable]]
+    if np.all(values == values[0]):
+        return AlphaResult(None, f"no variation: every paired score is {int(values[0])}", n_pairable, judges)
+    value = float(
+        krippendorff.alpha(
+            reliability_data=data,
+            value_domain=list(range(MIN_SCORE, MAX_SCORE + 1)),
+            level_of_measurement="ordinal",
+        )
+    )
+    if not math.isfinite(value):
+        return AlphaResult(None, f"alpha is not finite ({value})", n_pairable, judges)
+    return AlphaResult(value, "", n_pairable, judges)

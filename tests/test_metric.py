@@ -1,0 +1,271 @@
+"""The reward metric: the seed's 0-1 reward, failures as missing data, judge agreement per run."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+from helm.benchmark.adaptation.request_state import RequestState
+from helm.benchmark.adaptation.scenario_state import ScenarioState
+from helm.benchmark.metrics.metric import MetricSpec, create_metric
+from helm.benchmark.metrics.statistic import Stat
+from helm.benchmark.scenarios.scenario import TEST_SPLIT, Input, Instance
+from helm.common.request import GeneratedOutput, Request, RequestResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helm_mtsamples_ext.metric import MTSamplesProceduresMetric
+from helm_mtsamples_ext.scoring import instance_stat_names, normalise_score, run_stat_names, score_note
+
+P = "mtsamples_procedures"
+ADAPTER = AdapterSpec(method="generation")
+
+
+def judge(accuracy: Any = 4, completeness: Any = 4, clarity: Any = 4, **extra: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "accuracy": {"score": accuracy, "explanation": "."},
+        "completeness": {"score": completeness, "explanation": "."},
+        "clarity": {"score": clarity, "explanation": "."},
+        "status": "ok",
+    }
+    entry.update(extra)
+    return entry
+
+
+FAILED = {
+    "accuracy": {"score": None, "explanation": ""},
+    "completeness": {"score": None, "explanation": ""},
+    "clarity": {"score": None, "explanation": ""},
+    "status": "failed",
+    "failure": "call error: timeout",
+}
+
+
+def request_state(annotation: Any, instance_id: str = "n1", key: str = P) -> RequestState:
+    instance = Instance(input=Input(text="note"), references=[], split=TEST_SPLIT, id=instance_id)
+    return RequestState(
+        instance=instance,
+        reference_index=None,
+        request_mode=None,
+        train_trial_index=0,
+        output_mapping=None,
+        request=Request(model="m/m", model_deployment="m/m", prompt="note"),
+        result=RequestResult(
+            success=True, embedding=[], completions=[GeneratedOutput(text="plan", logprob=0.0, tokens=[])], cached=False
+        ),
+        num_train_instances=0,
+        prompt_truncated=False,
+        annotations=None if annotation is None else {key: annotation},
+    )
+
+
+def stats_of(judge_names: list[str], annotation: Any, **kwargs: Any) -> dict[str, float]:
+    """Per-note stats as {name: value} (each per-note stat holds exactly one value)."""
+    metric = MTSamplesProceduresMetric(judge_names=judge_names)
+    stats = metric.evaluate_generation(ADAPTER, request_state(annotation, **kwargs), None, "")  # type: ignore[arg-type]
+    assert all(s.count == 1 for s in stats)
+    assert len({s.name.name for s in stats}) == len(stats), "a stat name was emitted twice"
+    return {s.name.name: float(s.mean) for s in stats if s.mean is not None}
+
+
+def test_all_judges_valid_reward_is_mean_over_judges_of_mean_score_over_five() -> None:
+    """Reward = mean over judges of (a/5 + c/5 + l/5)/3; dimensions are the panel's 1-5 means."""
+    s = stats_of(["A", "B"], {"A": judge(4, 5, 3), "B": judge(5, 5, 5), "failed_judges": []})
+    assert s[f"{P}_reward"] == pytest.approx((0.8 + 1.0) / 2)
+    assert s[f"{P}_judge_accuracy"] == pytest.approx(4.5)
+    assert s[f"{P}_judge_completeness"] == pytest.approx(5.0)
+    assert s[f"{P}_judge_clarity"] == pytest.approx(4.0)
+    assert s[f"{P}_judge_failures"] == 0 and s[f"{P}_judge_failure_rate"] == 0
+    assert s[f"{P}_unjudged"] == 0 and s[f"{P}_empty_answer"] == 0
+
+
+def test_partially_valid_judge_averages_only_its_valid_dimensions() -> None:
+    """A judge with one invalid dimension still counts, over the dimensions it scored validly."""
+    record = {"A": judge(None, 4, 2, invalid={"accuracy": "4.5 is not an integer 1-5"}), "B": judge(5, 5, 5)}
+    s = stats_of(["A", "B"], record | {"failed_judges": []})
+    assert s[f"{P}_reward_a"] == pytest.approx((4 / 5 + 2 / 5) / 2)
+    assert s[f"{P}_reward"] == pytest.approx(((4 / 5 + 2 / 5) / 2 + 1.0) / 2)
+    assert s[f"{P}_judge_accuracy"] == pytest.approx(5.0), "A's missing accuracy must not count as anything"
+    assert s[f"{P}_judge_completeness"] == pytest.approx(4.5)
+    assert s[f"{P}_judge_failures"] == 0
+
+
+def test_all_judges_failed_gives_no_reward_and_counts_as_unjudged() -> None:
+    """No judge answered: no reward stat at all (not 0, not 0.2, not 1), unjudged = 1."""
+    s = stats_of(["A", "B"], {"A": FAILED, "B": FAILED, "failed_judges": ["A", "B"]})
+    assert f"{P}_reward" not in s
+    assert not any(f"{P}_judge_{d}" in s for d in ("accuracy", "completeness", "clarity"))
+    assert f"{P}_reward_a" not in s and f"{P}_reward_b" not in s
+    assert s[f"{P}_unjudged"] == 1
+    assert s[f"{P}_judge_failures"] == 2 and s[f"{P}_judge_failure_rate"] == 1.0
+
+
+def test_integral_floats_and_numeric_strings_count_other_values_are_ignored() -> None:
+    """4.0 and " 5 " are scores; 4.5, "four", True, 0 and 6 are not (and never crash the metric)."""
+    s = stats_of(["A", "B"], {"A": judge(4.0, " 5 ", "3"), "B": judge(4.5, "four", True), "failed_judges": []})
+    assert s[f"{P}_reward"] == pytest.approx((4 + 5 + 3) / 15)
+    assert f"{P}_reward_b" not in s
+    assert s[f"{P}_judge_failures"] == 1
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [(4, 4), (4.0, 4), ("4", 4), (" 2 ", 2), ("5.0", 5), ({"score": 3}, 3), (1, 1), (5, 5)]
+    + [(v, None) for v in (4.5, "4.5", "four", "", None, True, False, 0, 6, -1, math.nan, math.inf, [4], "nan")],
+)
+def test_normalise_score_accepts_only_integers_one_to_five(raw: Any, expected: int | None) -> None:
+    """Only integer 1-5 (or an int-like float/string) is a score."""
+    assert normalise_score(raw) == expected
+
+
+def test_empty_answer_scores_zero_without_blaming_the_judges() -> None:
+    """An empty model answer: reward 0, empty_answer 1, unjudged 0, no failures, no dimension stats."""
+    s = stats_of(["A", "B"], {"failed_judges": [], "answer": "empty"})
+    assert s[f"{P}_reward"] == 0.0
+    assert s[f"{P}_empty_answer"] == 1 and s[f"{P}_unjudged"] == 0
+    assert s[f"{P}_judge_failures"] == 0 and s[f"{P}_judge_failure_rate"] == 0
+    assert not any(f"{P}_judge_{d}" in s for d in ("accuracy", "completeness", "clarity"))
+    assert s[f"{P}_reward_a"] == 0.0 and s[f"{P}_reward_b"] == 0.0, "per-judge rewards stay comparable to the reward"
+
+
+def test_per_judge_rewards_and_failure_rate_over_the_panel() -> None:
+    """Each judge gets its own reward (slugged name); a failed judge's is absent; rate = failed / panel."""
+    record = {
+        "gpt-4o-mini": judge(5, 4, 3),
+        "claude": FAILED,
+        "Llama 3.3": judge(2, 2, 2),
+        "failed_judges": ["claude"],
+    }
+    s = stats_of(["gpt-4o-mini", "claude", "Llama 3.3"], record)
+    assert s[f"{P}_reward_gpt_4o_mini"] == pytest.approx(12 / 15)
+    assert s[f"{P}_reward_llama_3_3"] == pytest.approx(6 / 15)
+    assert f"{P}_reward_claude" not in s
+    assert s[f"{P}_judge_failures"] == 1 and s[f"{P}_judge_failure_rate"] == pytest.approx(1 / 3)
+    assert s[f"{P}_reward"] == pytest.approx((12 / 15 + 6 / 15) / 2)
+
+
+def test_failed_status_or_failed_list_or_missing_entry_means_the_judge_counts_for_nothing() -> None:
+    """A judge marked failed (status or failed_judges) or missing from the record adds no score."""
+    record = {"A": judge(1, 1, 1, status="failed"), "B": judge(1, 1, 1), "C": judge(5, 5, 5), "failed_judges": ["B"]}
+    s = stats_of(["A", "B", "C", "D"], record)
+    assert s[f"{P}_reward"] == 1.0
+    assert s[f"{P}_judge_failures"] == 4 - 1 and s[f"{P}_judge_failure_rate"] == pytest.approx(3 / 4)
+
+
+def test_unknown_keys_are_ignored() -> None:
+    """Keys outside the contract (extra judges, extra fields) neither crash nor change the reward."""
+    record = {"A": judge(5, 5, 5, confidence=9, tokens=12), "X": judge(1, 1, 1), "meta": 3, "failed_judges": []}
+    s = stats_of(["A"], record)
+    assert s[f"{P}_reward"] == 1.0
+    assert f"{P}_reward_x" not in s
+
+
+@pytest.mark.parametrize("annotation", [None, "garbage", ["A"]])
+def test_missing_or_malformed_annotation_is_unjudged_not_a_crash(annotation: Any) -> None:
+    """No usable record: the note is unjudged (and every panel judge failed), never scored."""
+    s = stats_of(["A"], annotation)
+    assert f"{P}_reward" not in s
+    assert s[f"{P}_unjudged"] == 1 and s[f"{P}_judge_failures"] == 1
+
+
+def test_annotation_under_another_key_is_treated_as_missing() -> None:
+    """Only the `mtsamples_procedures` annotation is read."""
+    s = stats_of(["A"], {"A": judge(5, 5, 5), "failed_judges": []}, key="other")
+    assert f"{P}_reward" not in s and s[f"{P}_unjudged"] == 1
+
+
+def test_colliding_slugs_still_give_each_judge_its_own_stat() -> None:
+    """Judges "a.b" and "a-b" slug alike; the second gets a suffix instead of merging into one stat."""
+    s = stats_of(["a.b", "a-b"], {"a.b": judge(5, 5, 5), "a-b": judge(1, 1, 1), "failed_judges": []})
+    assert s[f"{P}_reward_a_b"] == 1.0 and s[f"{P}_reward_a_b_2"] == pytest.approx(0.2)
+
+
+scores = st.one_of(st.none(), st.integers(-2, 8), st.floats(allow_nan=True), st.text(max_size=4), st.booleans())
+judge_entries = st.one_of(
+    st.builds(judge, scores, scores, scores),
+    st.just(FAILED),
+    st.dictionaries(st.text(max_size=5), scores, max_size=3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["A", "B", "C", "failed_judges", "answer", "z"]), judge_entries, max_size=5))
+def test_any_record_gives_a_reward_in_range_or_none_and_consistent_counts(record: dict[str, Any]) -> None:
+    """Whatever the record holds, reward is in [0,1] or absent exactly when unjudged; failures <= panel."""
+    note = score_note(record, ["A", "B", "C"])
+    assert (note.reward is None) == note.unjudged
+    assert note.reward is None or 0.0 <= note.reward <= 1.0
+    assert 0 <= note.failures <= 3
+
+
+def scenario_state(records: list[Any]) -> ScenarioState:
+    return ScenarioState(ADAPTER, [request_state(r, instance_id=f"n{i}") for i, r in enumerate(records)])
+
+
+def run_evaluate(judge_names: list[str], records: list[Any]) -> tuple[dict[str, Stat], list[str]]:
+    spec = MetricSpec(
+        class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args={"judge_names": judge_names}
+    )
+    result = create_metric(spec).evaluate(scenario_state(records), None, "", parallelism=1)  # type: ignore[arg-type]
+    per_instance = [s.name.name for p in result.per_instance_stats for s in p.stats]
+    return {s.name.name: s for s in result.aggregated_stats}, per_instance
+
+
+def test_ordinal_alpha_matches_the_coincidence_matrix_by_hand() -> None:
+    """Run-level alpha equals Krippendorff's ordinal alpha worked out by hand; undefined alphas are absent.
+
+    Accuracy, judges A and B over three notes: (1,1), (2,3), (3,3). Every note has two ratings, so
+    each ordered pair adds 1/(2-1) to the coincidence matrix: o11 = 2, o23 = o32 = 1, o33 = 2.
+    Marginals n1 = 2, n2 = 1, n3 = 3, n = 6. Ordinal distance d(c,k) = (sum_{g=c..k} n_g - (n_c+n_k)/2)^2:
+    d12 = (3 - 1.5)^2 = 2.25, d13 = (6 - 2.5)^2 = 12.25, d23 = (4 - 2)^2 = 4.
+    Observed D_o = (o23 d23 + o32 d32) / n = 8/6; expected D_e = 2 (n1 n2 d12 + n1 n3 d13 + n2 n3 d23) / (n(n-1))
+    = 2 (4.5 + 73.5 + 12) / 30 = 6. alpha = 1 - D_o / D_e = 1 - 8/36 = 7/9.
+    Completeness is 4 everywhere (no variation) and clarity was rated by one judge only: no stat for either.
+    """
+    d_o = (1 * 4 + 1 * 4) / 6
+    d_e = 2 * (2 * 1 * 2.25 + 2 * 3 * 12.25 + 1 * 3 * 4) / (6 * 5)
+    expected = 1 - d_o / d_e
+    assert expected == pytest.approx(7 / 9)
+
+    records = [
+        {"A": judge(a, 4, 5), "B": judge(b, 4, None), "failed_judges": []} for a, b in [(1, 1), (2, 3), (3, 3)]
+    ] + [{"failed_judges": [], "answer": "empty"}]
+    aggregated, _ = run_evaluate(["A", "B"], records)
+    alpha = aggregated[f"{P}_alpha_accuracy"]
+    assert alpha.mean == pytest.approx(expected) and alpha.count == 1
+    assert alpha.name.split == TEST_SPLIT and alpha.name.perturbation is None, "the schema matches split=test"
+    assert f"{P}_alpha_completeness" not in aggregated
+    assert f"{P}_alpha_clarity" not in aggregated
+    # The empty answer counts as 0 in the run's reward: three judged notes and a zero, over four notes.
+    rewards = [(1 + 4 + 5) / 15 + (1 + 4) / 10, (2 + 4 + 5) / 15 + (3 + 4) / 10, (3 + 4 + 5) / 15 + (3 + 4) / 10]
+    assert aggregated[f"{P}_reward"].mean == pytest.approx(sum(r / 2 for r in rewards) / 4)
+    assert aggregated[f"{P}_reward"].name.split == TEST_SPLIT
+
+
+def test_one_judge_panel_reports_no_alpha() -> None:
+    """Agreement needs two judges: a one-judge panel gets no alpha stat (and no crash)."""
+    aggregated, _ = run_evaluate(["A"], [{"A": judge(i, i, i), "failed_judges": []} for i in (1, 3, 5)])
+    assert not any(name.startswith(f"{P}_alpha_") for name in aggregated)
+    assert aggregated[f"{P}_reward"].mean == pytest.approx((0.2 + 0.6 + 1.0) / 3)
+
+
+def test_metadata_covers_every_stat_the_metric_emits() -> None:
+    """get_metadata names every stat name emitted (so --auto-generate-schema labels them), with a group."""
+    panel = ["gpt-4o-mini", "claude"]
+    records = [
+        {"gpt-4o-mini": judge(1, 2, 3), "claude": judge(2, 2, 4), "failed_judges": []},
+        {"gpt-4o-mini": judge(4, 5, 5), "claude": judge(5, 4, 5), "failed_judges": []},
+        {"gpt-4o-mini": judge(3, 3, 2), "claude": FAILED, "failed_judges": ["claude"]},
+        {"gpt-4o-mini": judge(2, 5, 1), "claude": judge(2, 3, 1), "failed_judges": []},
+        {"failed_judges": [], "answer": "empty"},
+    ]
+    aggregated, per_instance = run_evaluate(panel, records)
+    metadata = MTSamplesProceduresMetric(judge_names=panel).get_metadata()
+    names = {m.name for m in metadata}
+    emitted = set(aggregated) | set(per_instance)
+    assert {f"{P}_alpha_accuracy", f"{P}_reward_claude", f"{P}_empty_answer"} <= emitted
+    assert emitted <= names
+    assert names == set(instance_stat_names(panel)) | set(run_stat_names())
+    assert all(m.display_name and m.short_display_name and m.description and m.group for m in metadata)

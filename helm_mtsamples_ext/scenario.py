@@ -25,10 +25,10 @@ from helm.benchmark.scenarios.scenario import (
     ScenarioMetadata,
 )
 from helm.common.general import ensure_directory_exists
-from helm.common.hierarchical_logger import hlog, hwarn
+from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext.data import ensure_notes, resolve_base_url, resolve_cache_dir
-from helm_mtsamples_ext.sections import EXTRACTION_MODES, Extraction, extract
+from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract
 
 MAX_NOTE_BYTES = 1_000_000
 """The largest pinned note is ~15 KB; anything near a megabyte is not an operative note, and
@@ -85,7 +85,10 @@ def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> Not
         result = extract(text, extraction) if text is not None else None
         if not isinstance(result, Extraction):
             reason = reason or (result.reason if result is not None else "unreadable")
-            hwarn(f"MTSamples Procedures: skipping {filename!r}: {reason}")
+            # Most pinned notes simply have no target header: that is the data set, not bad input, so
+            # those are named at debug level (and counted); anything else is a warning.
+            log = hdebug if reason == NO_HEADER else hwarn
+            log(f"MTSamples Procedures: skipping {filename!r}: {reason}")
             batch.skipped[reason] += 1
             continue
         specialty = _SPECIALTY.search(text or "")

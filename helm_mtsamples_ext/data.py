@@ -1,0 +1,295 @@
+"""The MTSamples Procedures notes: pinned, checksummed, fetched in parallel, cached, offline-capable.
+
+HELM's built-in scenario lists the notes through the GitHub API (rate-limited, unpinned), fetches
+them one by one from ``main`` without quoting (``#`` in seven names becomes a URL fragment), never
+checks what it got, and re-encodes the text. Here the file list, sizes and sha256s of the pinned
+commit ship inside the package (``manifest.tsv``), so no listing call is ever made, every byte is
+verified, and a warm cache is read without touching the network at all.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from urllib.parse import quote, urlparse
+from urllib.request import url2pathname
+
+import requests
+from helm.common.hierarchical_logger import hlog, hwarn
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential, wait_random
+from tqdm import tqdm
+
+PINNED_COMMIT = "c4c252443fa9c52afb6960f53e51be278639bea2"
+DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/raulista1997/benchmarkdata/{PINNED_COMMIT}/mtsample_procedure/"
+BASE_URL_ENV = "MTSAMPLES_PROCEDURES_BASE_URL"
+CACHE_DIR_ENV = "MTSAMPLES_PROCEDURES_CACHE_DIR"
+MANIFEST_RESOURCE = "manifest.tsv"
+_MANIFEST_HEADER = ["name", "bytes", "sha256"]
+_TEMP_SUFFIX = ".part"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    name: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try one file. Waits are parameters so tests can run with zero backoff."""
+
+    attempts: int = 5
+    wait_initial: float = 0.5
+    wait_max: float = 8.0
+    timeout: float = 30.0
+
+
+DEFAULT_RETRY = RetryPolicy()
+
+
+class DataError(Exception):
+    """Some notes could not be obtained intact; `failures` maps each file name to the reason."""
+
+    def __init__(self, message: str, failures: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.failures: dict[str, str] = dict(failures or {})
+
+
+class _TransientHTTPError(Exception):
+    """A status worth retrying (429, 5xx): the server may answer properly next time."""
+
+
+class _FetchError(Exception):
+    """A failure that retrying cannot fix (other 4xx, missing local file, checksum mismatch)."""
+
+
+# Worth another try: the network or the server may do better next time. A checksum mismatch is not.
+_RETRYABLE = (
+    _TransientHTTPError,
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+)
+
+
+@lru_cache(maxsize=1)
+def _shipped_manifest() -> tuple[ManifestEntry, ...]:
+    text = resources.files("helm_mtsamples_ext").joinpath(MANIFEST_RESOURCE).read_text(encoding="utf-8")
+    return tuple(parse_manifest(text))
+
+
+def parse_manifest(text: str) -> list[ManifestEntry]:
+    """Parse a name/bytes/sha256 TSV; strict, because a bad manifest would make every check meaningless."""
+    rows = list(csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE))
+    if not rows or rows[0] != _MANIFEST_HEADER:
+        raise DataError(f"manifest header must be {_MANIFEST_HEADER}, got {rows[0] if rows else 'nothing'}")
+    entries = []
+    for row in rows[1:]:
+        if len(row) != 3 or not row[1].isdigit() or len(row[2]) != 64:
+            raise DataError(f"malformed manifest row: {row!r}")
+        entries.append(ManifestEntry(name=row[0], size=int(row[1]), sha256=row[2].lower()))
+    return entries
+
+
+def load_manifest() -> list[ManifestEntry]:
+    """The 429 notes of the pinned commit, in a fixed (sorted) order, as shipped in the package."""
+    return list(_shipped_manifest())
+
+
+def resolve_base_url(explicit: str | None = None) -> str:
+    """Explicit argument > `MTSAMPLES_PROCEDURES_BASE_URL` (read now, not at import) > the pinned GitHub URL."""
+    base = explicit or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+    if _is_http(base) and not base.endswith("/"):
+        base += "/"
+    return base
+
+
+def resolve_cache_dir(default: str | Path) -> Path:
+    """`MTSAMPLES_PROCEDURES_CACHE_DIR` (read now) > the caller's default (HELM's scenario output path)."""
+    return Path(os.environ.get(CACHE_DIR_ENV) or default).expanduser()
+
+
+def note_url(base_url: str, name: str) -> str:
+    """Quote the name: `#`, `&`, spaces and non-ASCII must reach the server as part of the path."""
+    return base_url + quote(name)
+
+
+def _is_http(base: str) -> bool:
+    return urlparse(base).scheme in ("http", "https")
+
+
+def _local_dir(base: str) -> Path:
+    """A `file://` URL or a plain directory path, for mirrors on disk (air-gapped machines)."""
+    parsed = urlparse(base)
+    if parsed.scheme == "file":
+        return Path(url2pathname(parsed.path))
+    return Path(base).expanduser()
+
+
+def _integrity_problem(data: bytes, entry: ManifestEntry) -> str | None:
+    if len(data) != entry.size:
+        return f"got {len(data)} bytes, expected {entry.size} (truncated or altered)"
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != entry.sha256:
+        return f"sha256 {digest} does not match the pinned {entry.sha256}"
+    return None
+
+
+def _cached_ok(path: Path, entry: ManifestEntry) -> bool:
+    """Size first (a stat), then the hash; hashing 429 notes of a few KB takes milliseconds."""
+    try:
+        if path.stat().st_size != entry.size:
+            return False
+        return hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+    except OSError:
+        return False
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Temp file in the same directory + os.replace: the final name only ever holds verified bytes."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _check_name(name: str) -> None:
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise DataError(f"unsafe note file name in manifest: {name!r}")
+
+
+class _Fetcher:
+    """Gets one note's bytes from an HTTP mirror (one requests.Session per worker thread) or a local dir."""
+
+    def __init__(self, base: str, retry: RetryPolicy) -> None:
+        self.base = base
+        self.retry = retry
+        self.http = _is_http(base)
+        self.local_dir = None if self.http else _local_dir(base)
+        self._local = threading.local()
+        self._sessions: list[requests.Session] = []
+        self._lock = threading.Lock()
+
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            self._local.session = session
+            with self._lock:
+                self._sessions.append(session)
+        return session
+
+    def close(self) -> None:
+        with self._lock:
+            for session in self._sessions:
+                session.close()
+            self._sessions.clear()
+
+    def _get_once(self, name: str) -> bytes:
+        response = self._session().get(note_url(self.base, name), timeout=self.retry.timeout)
+        with response:
+            if response.status_code == 429 or response.status_code >= 500:
+                raise _TransientHTTPError(f"HTTP {response.status_code}")
+            if response.status_code != 200:
+                raise _FetchError(f"HTTP {response.status_code} for {response.url}")
+            return response.content
+
+    def fetch(self, name: str) -> bytes:
+        if self.local_dir is not None:
+            try:
+                return (self.local_dir / name).read_bytes()
+            except OSError as e:
+                raise _FetchError(f"cannot read {self.local_dir / name}: {e}") from e
+        retrying = Retrying(
+            stop=stop_after_attempt(self.retry.attempts),
+            # jittered exponential backoff, so 16 workers hitting a 429 do not retry in lockstep
+            wait=wait_exponential(multiplier=self.retry.wait_initial, max=self.retry.wait_max)
+            + wait_random(0, self.retry.wait_initial),
+            retry=retry_if_exception_type(_RETRYABLE),
+            reraise=True,
+        )
+        try:
+            return retrying(self._get_once, name)
+        except (_TransientHTTPError, requests.RequestException) as e:
+            what = str(e) if isinstance(e, _TransientHTTPError) else f"{type(e).__name__}: {e}"
+            raise _FetchError(f"{what} (gave up after {self.retry.attempts} attempts)") from e
+
+
+def _fetch_verified(fetcher: _Fetcher, entry: ManifestEntry, path: Path) -> None:
+    data = fetcher.fetch(entry.name)
+    problem = _integrity_problem(data, entry)
+    if problem is not None:
+        raise _FetchError(problem)
+    _write_atomically(path, data)
+
+
+def ensure_notes(
+    cache_dir: str | Path,
+    base_url: str | None = None,
+    manifest: list[ManifestEntry] | None = None,
+    max_workers: int = 32,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    progress: bool = True,
+) -> dict[str, Path]:
+    """Make every manifest note present and verified in `cache_dir`; {file name: path}, in manifest order.
+
+    Cached files are checked locally (size + sha256), so a warm cache makes no request at all. Missing or
+    stale files are fetched in parallel. Every failure is collected rather than aborting the batch, so the
+    good files are cached either way; then one DataError names each failed file and why.
+    """
+    entries = load_manifest() if manifest is None else list(manifest)
+    base = resolve_base_url(base_url)
+    cache = Path(cache_dir).expanduser()
+    cache.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, Path] = {}
+    to_fetch: list[ManifestEntry] = []
+    for entry in entries:
+        _check_name(entry.name)
+        path = cache / entry.name
+        paths[entry.name] = path
+        if _cached_ok(path, entry):
+            continue
+        if path.exists():
+            hwarn(f"Cached note {entry.name!r} in {cache} does not match its pinned size/sha256; fetching it again")
+            path.unlink()
+        to_fetch.append(entry)
+    if not to_fetch:
+        return paths
+
+    hlog(f"Fetching {len(to_fetch)} of {len(entries)} MTSamples Procedures notes from {base} into {cache}")
+    failures: dict[str, str] = {}
+    with (
+        closing(_Fetcher(base, retry)) as fetcher,
+        ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(to_fetch)))) as pool,
+        tqdm(total=len(to_fetch), desc="MTSamples notes", unit="file", disable=not progress) as bar,
+    ):
+        futures = {pool.submit(_fetch_verified, fetcher, e, paths[e.name]): e for e in to_fetch}
+        for future in as_completed(futures):
+            error = future.exception()
+            if error is not None:
+                failures[futures[future].name] = str(error) or type(error).__name__
+            bar.update(1)
+    if failures:
+        ordered = {e.name: failures[e.name] for e in to_fetch if e.name in failures}
+        lines = "\n".join(f"  {name}: {reason}" for name, reason in ordered.items())
+        raise DataError(
+            f"{len(ordered)} of {len(entries)} MTSamples Procedures notes could not be fetched intact from "
+            f"{base} (the other notes are cached in {cache}):\n{lines}",
+            ordered,
+        )
+    return paths

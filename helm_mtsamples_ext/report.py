@@ -1,0 +1,265 @@
+"""`helm-mtsamples-report`: a suite's mtsamples_procedures runs as tables with uncertainty and judge agreement.
+
+    helm-mtsamples-report --suite v1 [-o benchmark_output] [--out DIR] [--bootstrap 2000] [--seed 0]
+
+Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
+`<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
+it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv, leaderboard.png
+and report.md. A run directory that cannot be read is named on stderr and the rest is still reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from helm.common.hierarchical_logger import hlog
+
+from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
+from helm_mtsamples_ext.report_stats import (
+    DIMENSIONS,
+    KEYS,
+    BootstrapSettings,
+    by_specialty,
+    leaderboard,
+    note_table,
+    pairwise,
+    score_judges,
+)
+
+ANNOTATION_KEY = "mtsamples_procedures"
+OUR_SCENARIO = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
+OUR_ANNOTATOR = "helm_mtsamples_ext.annotator.JudgeAnnotator"
+RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
+"""What a finished run has (HELM writes all of them at the very end of a run; a crash leaves some out)."""
+NOT_RUNS = {"eval_cache", "groups"}
+SPECIALTY_LINE = re.compile(r"^\s*Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
+FIGURE_NAME = "leaderboard.png"
+
+
+class RunProblem(Exception):
+    """A run of ours that cannot be read: reported by path, the others still are."""
+
+
+@dataclass
+class SuiteData:
+    instances: pd.DataFrame
+    problems: list[str] = field(default_factory=list)
+
+
+def is_ours(run_spec: dict[str, Any]) -> bool:
+    annotators = run_spec.get("annotators") or []
+    return (
+        run_spec.get("scenario_spec", {}).get("class_name") == OUR_SCENARIO
+        or any(a.get("class_name") == OUR_ANNOTATOR for a in annotators)
+        or ANNOTATION_KEY in (run_spec.get("groups") or [])
+    )
+
+
+def panel_judges(run_spec: dict[str, Any], states: list[dict[str, Any]]) -> list[str]:
+    """The judge names in panel order: from the annotator spec, else from the annotations themselves."""
+    for spec in run_spec.get("annotators") or []:
+        args = spec.get("args") or {}
+        if args.get("judges"):
+            return [j["name"] if isinstance(j, dict) else str(j) for j in args["judges"]]
+        if isinstance(args.get("annotator_models"), dict):  # HELM's built-in jury
+            return list(args["annotator_models"])
+    seen: dict[str, None] = {}
+    for state in states:
+        record = (state.get("annotations") or {}).get(ANNOTATION_KEY) or {}
+        seen.update({name: None for name, value in record.items() if isinstance(value, dict)})
+    return list(seen)
+
+
+def _run_args(run_name: str) -> dict[str, str]:
+    _, _, args = run_name.partition(":")
+    return dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+
+
+NO_SCORES = {dim: None for dim in DIMENSIONS}
+
+
+def _judge_row(record: Any, answer_empty: bool, marked_failed: bool) -> dict[str, Any]:
+    """Raw fields of one judge's record; scores are validated later, vectorised, in report_stats.
+
+    A judge marked failed (status or failed_judges) counts for nothing even if some score survived, as in
+    scoring.py; a missing record is a failure too.
+    """
+    if answer_empty:
+        return {"empty_answer": True, "failure": "", "invalid": "", **NO_SCORES}
+    if not isinstance(record, dict):
+        return {"empty_answer": False, "failure": str(record), "invalid": "", **NO_SCORES}
+    invalid = record.get("invalid") or {}
+    failure = str(record.get("failure") or ("marked failed" if marked_failed else ""))
+    scores = {
+        dim: None if dim in invalid else (entry.get("score") if isinstance(entry, dict) else entry)
+        for dim, entry in ((d, record.get(d)) for d in DIMENSIONS)
+    }
+    reasons = "; ".join(f"{dim}: {why}" for dim, why in invalid.items())
+    return {"empty_answer": False, "failure": failure, "invalid": reasons, **(NO_SCORES if marked_failed else scores)}
+
+
+def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]:
+    """One raw row per judge of the panel for one request state (a judge with no record has failed)."""
+    instance = state["instance"]
+    extra = instance.get("extra_data") or {}
+    match = SPECIALTY_LINE.search(instance.get("input", {}).get("text", ""))
+    completions = (state.get("result") or {}).get("completions") or [{}]
+    text = completions[0].get("text") or ""
+    record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
+    note = {
+        "note": extra.get("filename") or instance.get("id"),
+        "note_id": instance.get("id"),
+        "specialty": extra.get("specialty") or (match.group(1) if match else "unknown"),
+        "extracted_section": extra.get("extracted_section") or "",
+        "output_words": len(text.split()),
+    }
+    if not isinstance(record, dict):
+        return [{**note, "judge": judge, **_judge_row("no annotation", False, True)} for judge in judges]
+    empty = record.get("answer") == "empty"
+    failed = {str(name) for name in record.get("failed_judges") or []}
+    rows = []
+    for judge in judges:
+        entry = record.get(judge, "no record in annotation")
+        marked = judge in failed or (isinstance(entry, dict) and entry.get("status") == "failed")
+        rows.append({**note, "judge": judge, **_judge_row(entry, empty, marked)})
+    return rows
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise RunProblem(f"{path.name} is missing (run unfinished?)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunProblem(f"{path.name} is not valid JSON (half-written?): {error}") from error
+
+
+def read_run(run_dir: Path) -> pd.DataFrame | None:
+    """Raw per-judge rows of one run directory; None if the run is not an mtsamples_procedures run."""
+    if not (run_dir / "run_spec.json").is_file() and not run_dir.name.startswith(ANNOTATION_KEY):
+        return None
+    run_spec = _read_json(run_dir / "run_spec.json")
+    if not is_ours(run_spec):
+        return None
+    files = {name: _read_json(run_dir / name) for name in RUN_FILES[1:]}
+    try:
+        states = files["scenario_state.json"]["request_states"]
+        model = run_spec["adapter_spec"]["model"]
+        judges = panel_judges(run_spec, states) or [""]
+        rows = [row for state in states for row in state_rows(state, judges)]
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        raise RunProblem(f"scenario_state.json or run_spec.json has an unexpected shape: {error!r}") from error
+    if not rows:
+        raise RunProblem("the run has no request states")
+    args = _run_args(run_spec.get("name", run_dir.name))
+    variant = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("model", "judges")) or run_dir.name
+    table = score_judges(pd.DataFrame(rows))  # per run, so that concat sees float scores even when all failed
+    return table.assign(run=run_dir.name, model=model, panel="+".join(judges), variant=variant)
+
+
+def load_suite(suite_dir: Path) -> SuiteData:
+    """All readable runs of ours in a suite, plus a message naming each run directory that could not be read."""
+    frames: list[pd.DataFrame] = []
+    problems: list[str] = []
+    for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir() and p.name not in NOT_RUNS):
+        try:
+            table = read_run(run_dir)
+        except RunProblem as problem:
+            problems.append(f"{run_dir}: {problem}")
+            continue
+        if table is None:
+            hlog(f"Not an mtsamples_procedures run, ignored: {run_dir}")
+        else:
+            frames.append(table)
+    if not frames:
+        return SuiteData(pd.DataFrame(), problems)
+    raw = pd.concat(frames, ignore_index=True)
+    # Two runs of one model under one panel (e.g. extraction=helm and =sections) stay apart, named by their args.
+    runs_per_model = raw.groupby(KEYS)["run"].transform("nunique")
+    raw["model"] = raw["model"].where(runs_per_model == 1, raw["model"] + " [" + raw["variant"] + "]")
+    return SuiteData(raw.drop(columns="variant"), problems)
+
+
+def build_tables(instances: pd.DataFrame, settings: BootstrapSettings) -> dict[str, pd.DataFrame]:
+    notes = note_table(instances)
+    board = leaderboard(instances, notes, settings)
+    return {
+        "instances": instances,
+        "leaderboard": board,
+        "pairwise": pairwise(notes, board, settings),
+        "by_specialty": by_specialty(notes, board),
+    }
+
+
+INSTANCE_COLUMNS = [
+    "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
+    "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
+]  # fmt: skip
+
+
+def write_report(
+    tables: dict[str, pd.DataFrame], out: Path, suite: str, problems: list[str], settings_text: str
+) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
+    instances.to_csv(out / "instances.csv", index=False)
+    try:
+        instances.to_parquet(out / "instances.parquet", index=False)
+    except ImportError:
+        hlog("pyarrow is not installed: instances.parquet not written")
+    for name in ("leaderboard", "pairwise", "by_specialty"):
+        tables[name].to_csv(out / f"{name}.csv", index=False)
+    write_figure(tables["leaderboard"], out / FIGURE_NAME, suite)
+    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text)
+    (out / "report.md").write_text(report, encoding="utf-8")
+
+
+def _resamples(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("needs at least 1 resample")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="helm-mtsamples-report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", required=True, help="the suite given to helm-run")
+    parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
+    parser.add_argument("--out", type=Path, help="report directory (default: <output-path>/mtsamples_report/<suite>)")
+    parser.add_argument("--bootstrap", type=_resamples, default=2000, help="bootstrap resamples (default 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    suite_dir = Path(args.output_path) / "runs" / args.suite
+    if not suite_dir.is_dir():
+        print(f"error: no suite directory {suite_dir} (check --suite and -o/--output-path)", file=sys.stderr)
+        return 1
+    data = load_suite(suite_dir)
+    for problem in data.problems:
+        print(f"warning: run skipped, {problem}", file=sys.stderr)
+    if data.instances.empty:
+        print(f"error: no readable mtsamples_procedures run in {suite_dir}", file=sys.stderr)
+        return 1
+    settings = BootstrapSettings(n_resamples=args.bootstrap, seed=args.seed)
+    tables = build_tables(data.instances, settings)
+    out = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
+    settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
+    write_report(tables, out, args.suite, data.problems, settings_text)
+    print(terminal_leaderboard(tables["leaderboard"]))
+    print(f"\nReport written to {out}/ (report.md, {FIGURE_NAME}, CSV tables)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

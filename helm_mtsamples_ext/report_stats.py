@@ -1,0 +1,206 @@
+"""The report's statistics: rewards, bootstrap intervals, pairwise comparisons, judge agreement.
+
+Pure pandas on the per-judge table that `report.py` reads from a suite; no I/O. The reward follows the
+package's definition (the same one `scoring.py` and the metric implement): a judge's reward is the mean of
+score/5 over its valid dimensions, a note's reward the mean over judges with at least one valid dimension,
+absent when there is none (a failed judge counts for nothing, never as a low score); an empty answer scores 0.
+Uncertainty is about the notes, so bootstraps resample notes, never individual judge calls.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+DIMENSIONS = ("accuracy", "completeness", "clarity")
+KEYS = ["panel", "model"]
+"""A leaderboard row: results of different judge panels are never pooled."""
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    n_resamples: int = 2000
+    seed: int = 0
+    confidence: float = 0.95
+
+
+def valid_scores(raw: pd.Series) -> pd.Series:
+    """Scores as floats, NaN unless an integer 1-5; int-like floats and numeric strings count, like in the metric."""
+    is_bool = raw.map(lambda value: isinstance(value, bool))  # True would otherwise pass as the score 1
+    numeric = pd.to_numeric(raw.mask(is_bool), errors="coerce").astype(float)
+    return numeric.where(numeric.between(1, 5) & (numeric % 1 == 0))
+
+
+def score_judges(raw: pd.DataFrame) -> pd.DataFrame:
+    """Add each judge's reward and status to the raw per-judge rows.
+
+    status is "ok" (at least one valid dimension), "failed" (none), or "empty_answer" (no judge was called
+    and the note scores 0).
+    """
+    table = raw.copy()
+    for dim in DIMENSIONS:
+        table[dim] = valid_scores(table[dim])
+    dims = table[list(DIMENSIONS)]
+    empty = table["empty_answer"].astype(bool)
+    table["judge_reward"] = dims.div(5).mean(axis=1, skipna=True).mask(empty, 0.0)
+    table["status"] = np.select([empty, table["judge_reward"].notna()], ["empty_answer", "ok"], "failed")
+    reason = table["failure"].fillna("").astype(str).replace("", "no valid dimension")
+    table["failure"] = reason.where(table["status"] == "failed", "")
+    return table
+
+
+def note_table(instances: pd.DataFrame) -> pd.DataFrame:
+    """One row per (panel, model, note): the panel's reward and mean dimension scores for that note."""
+    flagged = instances.assign(
+        judge_ok=instances["status"] == "ok",
+        judge_failed=instances["status"] == "failed",
+    )
+    return flagged.groupby([*KEYS, "note"], sort=False, as_index=False).agg(
+        run=("run", "first"),
+        specialty=("specialty", "first"),
+        extracted_section=("extracted_section", "first"),
+        reward=("judge_reward", "mean"),
+        **{dim: (dim, "mean") for dim in DIMENSIONS},
+        valid_judges=("judge_ok", "sum"),
+        failed_judges=("judge_failed", "sum"),
+        empty_answer=("empty_answer", "any"),
+        output_words=("output_words", "first"),
+    )
+
+
+def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean (BCa breaks on degenerate data); NaN below two values."""
+    if values.size < 2:
+        return (np.nan, np.nan)
+    result = stats.bootstrap(
+        (values,),
+        np.mean,
+        n_resamples=settings.n_resamples,
+        confidence_level=settings.confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(settings.seed),
+    )
+    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
+
+
+def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, float, float]:
+    """(mean difference, CI low, CI high, share of resamples where A beats B) from per-note differences A-B.
+
+    Resampling the notes once for both models and differencing is the same as resampling the differences.
+    """
+    if diffs.size < 2:
+        return (float(diffs.mean()) if diffs.size else np.nan, np.nan, np.nan, np.nan)
+    result = stats.bootstrap(
+        (diffs,),
+        np.mean,
+        n_resamples=settings.n_resamples,
+        confidence_level=settings.confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(settings.seed),
+    )
+    share = float(np.mean(result.bootstrap_distribution > 0))
+    return (float(diffs.mean()), float(result.confidence_interval.low), float(result.confidence_interval.high), share)
+
+
+def ordinal_alpha(rows: pd.DataFrame, dim: str) -> float:
+    """Krippendorff's alpha (ordinal) between the judges on one dimension; NaN when undefined.
+
+    Undefined (as in scoring.py): fewer than two judges with valid scores, fewer than two notes scored by two
+    judges, or no variation at all.
+    """
+    matrix = rows.pivot_table(index="judge", columns="note", values=dim, aggfunc="first")
+    if matrix.shape[0] < 2 or (matrix.notna().sum(axis=0) >= 2).sum() < 2:
+        return np.nan
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = krippendorff.alpha(
+            reliability_data=matrix.to_numpy(dtype=float),
+            level_of_measurement="ordinal",
+            value_domain=[1, 2, 3, 4, 5],
+        )
+    return float(value) if np.isfinite(value) else np.nan
+
+
+def _empty(keys: list[str], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({**{k: pd.Series(dtype=object) for k in keys}, **{c: pd.Series(dtype=float) for c in columns}})
+
+
+def _split(tuples: pd.Series, keys: list[str], columns: list[str]) -> pd.DataFrame:
+    """Spread a groupby-apply result of tuples into columns (also when there were no groups at all)."""
+    if tuples.empty:
+        return _empty(keys, columns)
+    return pd.DataFrame(tuples.tolist(), index=tuples.index, columns=columns).reset_index()
+
+
+def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """One row per (panel, model), best reward first within each panel; a model nobody judged has reward NaN."""
+    board = notes.groupby(KEYS, as_index=False).agg(
+        run=("run", "first"),
+        reward=("reward", "mean"),
+        **{dim: (dim, "mean") for dim in DIMENSIONS},
+        n_notes=("note", "size"),
+        n_judged=("reward", "count"),
+        n_empty_answers=("empty_answer", "sum"),
+        mean_output_words=("output_words", "mean"),
+    )
+    board["n_unjudged"] = board["n_notes"] - board["n_judged"]
+    ci = notes.dropna(subset=["reward"]).groupby(KEYS)["reward"].apply(lambda s: mean_ci(s.to_numpy(), settings))
+    board = board.merge(_split(ci, KEYS, ["reward_ci_low", "reward_ci_high"]), on=KEYS, how="left")
+
+    calls = instances[instances["status"] != "empty_answer"].assign(failed=lambda t: t["status"] == "failed")
+    failures = calls.groupby(KEYS, as_index=False).agg(judge_calls=("failed", "size"), judge_failures=("failed", "sum"))
+    board = board.merge(failures, on=KEYS, how="left")
+    board[["judge_calls", "judge_failures"]] = board[["judge_calls", "judge_failures"]].fillna(0).astype(int)
+    board["judge_failure_rate"] = board["judge_failures"] / board["judge_calls"].where(board["judge_calls"] > 0)
+
+    alphas = instances.groupby(KEYS).apply(
+        lambda rows: tuple(ordinal_alpha(rows, dim) for dim in DIMENSIONS), include_groups=False
+    )
+    board = board.merge(_split(alphas, KEYS, [f"alpha_{dim}" for dim in DIMENSIONS]), on=KEYS, how="left")
+
+    board = board.sort_values(["panel", "reward", "model"], ascending=[True, False, True], na_position="last")
+    board["rank"] = board.groupby("panel").cumcount() + 1
+    columns = ["panel", "rank", "model", "reward", "reward_ci_low", "reward_ci_high", *DIMENSIONS]
+    columns += ["n_notes", "n_judged", "n_unjudged", "n_empty_answers", "judge_calls", "judge_failures"]
+    columns += ["judge_failure_rate", *(f"alpha_{dim}" for dim in DIMENSIONS), "mean_output_words", "run"]
+    return board[columns].reset_index(drop=True)
+
+
+PAIR_KEYS = ["panel", "model_a", "model_b"]
+
+
+def pairwise(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """Every pair of models within a panel (A ranked above B), compared on the notes judged for both."""
+    ranks = board[["panel", "model", "rank"]]
+    pairs = ranks.merge(ranks, on="panel", suffixes=("_a", "_b"))
+    pairs = pairs.loc[pairs["rank_a"] < pairs["rank_b"], PAIR_KEYS]
+
+    judged = notes.loc[notes["reward"].notna(), ["panel", "model", "note", "reward"]]
+    joined = judged.merge(judged, on=["panel", "note"], suffixes=("_a", "_b")).merge(pairs, on=PAIR_KEYS)
+    joined["diff"] = joined["reward_a"] - joined["reward_b"]
+    grouped = joined.groupby(PAIR_KEYS)
+    means = grouped.agg(n_notes=("note", "size"), reward_a=("reward_a", "mean"), reward_b=("reward_b", "mean"))
+    means = means.reset_index() if len(means) else _empty(PAIR_KEYS, list(means.columns))
+    boot = grouped["diff"].apply(lambda s: paired_difference(s.to_numpy(), settings))
+    columns = ["difference", "ci_low", "ci_high", "share_a_wins"]
+    result = pairs.merge(means, on=PAIR_KEYS, how="left").merge(
+        _split(boot, PAIR_KEYS, columns), on=PAIR_KEYS, how="left"
+    )
+    result["n_notes"] = result["n_notes"].fillna(0).astype(int)
+    return result[[*PAIR_KEYS, "n_notes", "reward_a", "reward_b", *columns]].reset_index(drop=True)
+
+
+def by_specialty(notes: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
+    """Reward per model per specialty, with the number of notes judged (n) and seen."""
+    table = notes.groupby([*KEYS, "specialty"], as_index=False).agg(
+        reward=("reward", "mean"), n=("reward", "count"), n_notes=("note", "size")
+    )
+    table = table.merge(board[[*KEYS, "rank"]], on=KEYS).sort_values(["panel", "rank", "specialty"])
+    return table.drop(columns="rank").reset_index(drop=True)

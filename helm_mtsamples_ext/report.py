@@ -14,7 +14,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,17 +24,15 @@ from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report_stats import (
-    DIMENSIONS,
     KEYS,
     BootstrapSettings,
     by_specialty,
     leaderboard,
     note_table,
     pairwise,
-    score_judges,
 )
+from helm_mtsamples_ext.scoring import ANNOTATION_KEY, DIMENSIONS, score_note
 
-ANNOTATION_KEY = "mtsamples_procedures"
 OUR_SCENARIO = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
 OUR_ANNOTATOR = "helm_mtsamples_ext.annotator.JudgeAnnotator"
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
@@ -42,6 +40,7 @@ RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", 
 NOT_RUNS = {"eval_cache", "groups"}
 SPECIALTY_LINE = re.compile(r"^\s*Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
 FIGURE_NAME = "leaderboard.png"
+SCORED_COLUMNS = [*DIMENSIONS, "judge_reward", "note_reward"]
 
 
 class RunProblem(Exception):
@@ -83,37 +82,56 @@ def _run_args(run_name: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in args.split(",") if "=" in part)
 
 
-NO_SCORES = {dim: None for dim in DIMENSIONS}
+def _failure(entry: object, marked_failed: bool) -> str:
+    """Why a failed judge counts for nothing, for the instances table; whether it counts is score_note's call."""
+    if not isinstance(entry, Mapping):
+        return str(entry)
+    return str(entry.get("failure") or ("marked failed" if marked_failed else "no valid dimension"))
 
 
-def _judge_row(record: Any, answer_empty: bool, marked_failed: bool) -> dict[str, Any]:
-    """Raw fields of one judge's record; scores are validated later, vectorised, in report_stats.
+def _invalid(entry: object) -> str:
+    invalid = entry.get("invalid") if isinstance(entry, Mapping) else None
+    return "; ".join(f"{dim}: {why}" for dim, why in invalid.items()) if isinstance(invalid, Mapping) else ""
 
-    A judge marked failed (status or failed_judges) counts for nothing even if some score survived, as in
-    scoring.py; a missing record is a failure too.
+
+def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
+    """One row per panel judge for one note, scored by scoring.score_note so report.md and the metric agree.
+
+    Scores are the judge's valid ones (an invalid or missing dimension is None); a failed judge has no reward and
+    a failure reason; an empty answer scores 0 by every judge, as in the metric's per-judge stats.
     """
-    if answer_empty:
-        return {"empty_answer": True, "failure": "", "invalid": "", **NO_SCORES}
-    if not isinstance(record, dict):
-        return {"empty_answer": False, "failure": str(record), "invalid": "", **NO_SCORES}
-    invalid = record.get("invalid") or {}
-    failure = str(record.get("failure") or ("marked failed" if marked_failed else ""))
-    scores = {
-        dim: None if dim in invalid else (entry.get("score") if isinstance(entry, dict) else entry)
-        for dim, entry in ((d, record.get(d)) for d in DIMENSIONS)
-    }
-    reasons = "; ".join(f"{dim}: {why}" for dim, why in invalid.items())
-    return {"empty_answer": False, "failure": failure, "invalid": reasons, **(NO_SCORES if marked_failed else scores)}
+    note = score_note(record, judges)
+    entries: Mapping[str, Any] = record if isinstance(record, Mapping) else {}
+    listed = entries.get("failed_judges")
+    marked = {str(name) for name in listed} if isinstance(listed, (list, tuple)) else set()
+    rows = []
+    for judge in note.judges:
+        entry = entries.get(judge.name, "no record in annotation") if isinstance(record, Mapping) else "no annotation"
+        if isinstance(entry, Mapping) and entry.get("status") == "failed":
+            marked.add(judge.name)
+        status = "empty_answer" if note.empty_answer else "failed" if judge.failed else "ok"
+        rows.append(
+            {
+                "judge": judge.name,
+                **{dim: judge.scores.get(dim) for dim in DIMENSIONS},
+                "judge_reward": 0.0 if note.empty_answer else judge.reward,
+                "note_reward": note.reward,
+                "status": status,
+                "failure": _failure(entry, judge.name in marked) if status == "failed" else "",
+                "invalid": "" if note.empty_answer else _invalid(entry),
+                "empty_answer": note.empty_answer,
+            }
+        )
+    return rows
 
 
 def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]:
-    """One raw row per judge of the panel for one request state (a judge with no record has failed)."""
+    """One row per judge of the panel for one request state (a judge with no record has failed)."""
     instance = state["instance"]
     extra = instance.get("extra_data") or {}
     match = SPECIALTY_LINE.search(instance.get("input", {}).get("text", ""))
     completions = (state.get("result") or {}).get("completions") or [{}]
     text = completions[0].get("text") or ""
-    record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
     note = {
         "note": extra.get("filename") or instance.get("id"),
         "note_id": instance.get("id"),
@@ -121,16 +139,8 @@ def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]
         "extracted_section": extra.get("extracted_section") or "",
         "output_words": len(text.split()),
     }
-    if not isinstance(record, dict):
-        return [{**note, "judge": judge, **_judge_row("no annotation", False, True)} for judge in judges]
-    empty = record.get("answer") == "empty"
-    failed = {str(name) for name in record.get("failed_judges") or []}
-    rows = []
-    for judge in judges:
-        entry = record.get(judge, "no record in annotation")
-        marked = judge in failed or (isinstance(entry, dict) and entry.get("status") == "failed")
-        rows.append({**note, "judge": judge, **_judge_row(entry, empty, marked)})
-    return rows
+    record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
+    return [{**note, **row} for row in judge_rows(record, judges)]
 
 
 def _read_json(path: Path) -> Any:
@@ -161,7 +171,8 @@ def read_run(run_dir: Path) -> pd.DataFrame | None:
         raise RunProblem("the run has no request states")
     args = _run_args(run_spec.get("name", run_dir.name))
     variant = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("model", "judges")) or run_dir.name
-    table = score_judges(pd.DataFrame(rows))  # per run, so that concat sees float scores even when all failed
+    # Float columns per run, so that concat sees float scores even when every judge of the run failed.
+    table = pd.DataFrame(rows).astype({column: float for column in SCORED_COLUMNS})
     return table.assign(run=run_dir.name, model=model, panel="+".join(judges), variant=variant)
 
 

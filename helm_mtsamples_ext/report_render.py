@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from helm_mtsamples_ext.report_stats import DIMENSIONS
+from helm_mtsamples_ext.scoring import DIMENSIONS
 
 MISSING = "missing"
 """Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""

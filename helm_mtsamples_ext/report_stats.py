@@ -1,23 +1,21 @@
 """The report's statistics: rewards, bootstrap intervals, pairwise comparisons, judge agreement.
 
-Pure pandas on the per-judge table that `report.py` reads from a suite; no I/O. The reward follows the
-package's definition (the same one `scoring.py` and the metric implement): a judge's reward is the mean of
-score/5 over its valid dimensions, a note's reward the mean over judges with at least one valid dimension,
-absent when there is none (a failed judge counts for nothing, never as a low score); an empty answer scores 0.
+Pure pandas on the per-judge table that `report.py` reads from a suite; no I/O. Scores, judge and note rewards
+and failures arrive already decided by `scoring.score_note` (the metric's own rules), and judge agreement is
+`scoring.ordinal_alpha`, so report.md and HELM's stats cannot drift apart; this module only aggregates.
 Uncertainty is about the notes, so bootstraps resample notes, never individual judge calls.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
-import krippendorff
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-DIMENSIONS = ("accuracy", "completeness", "clarity")
+from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha
+
 KEYS = ["panel", "model"]
 """A leaderboard row: results of different judge panels are never pooled."""
 
@@ -27,31 +25,6 @@ class BootstrapSettings:
     n_resamples: int = 2000
     seed: int = 0
     confidence: float = 0.95
-
-
-def valid_scores(raw: pd.Series) -> pd.Series:
-    """Scores as floats, NaN unless an integer 1-5; int-like floats and numeric strings count, like in the metric."""
-    is_bool = raw.map(lambda value: isinstance(value, bool))  # True would otherwise pass as the score 1
-    numeric = pd.to_numeric(raw.mask(is_bool), errors="coerce").astype(float)
-    return numeric.where(numeric.between(1, 5) & (numeric % 1 == 0))
-
-
-def score_judges(raw: pd.DataFrame) -> pd.DataFrame:
-    """Add each judge's reward and status to the raw per-judge rows.
-
-    status is "ok" (at least one valid dimension), "failed" (none), or "empty_answer" (no judge was called
-    and the note scores 0).
-    """
-    table = raw.copy()
-    for dim in DIMENSIONS:
-        table[dim] = valid_scores(table[dim])
-    dims = table[list(DIMENSIONS)]
-    empty = table["empty_answer"].astype(bool)
-    table["judge_reward"] = dims.div(5).mean(axis=1, skipna=True).mask(empty, 0.0)
-    table["status"] = np.select([empty, table["judge_reward"].notna()], ["empty_answer", "ok"], "failed")
-    reason = table["failure"].fillna("").astype(str).replace("", "no valid dimension")
-    table["failure"] = reason.where(table["status"] == "failed", "")
-    return table
 
 
 def note_table(instances: pd.DataFrame) -> pd.DataFrame:
@@ -64,7 +37,7 @@ def note_table(instances: pd.DataFrame) -> pd.DataFrame:
         run=("run", "first"),
         specialty=("specialty", "first"),
         extracted_section=("extracted_section", "first"),
-        reward=("judge_reward", "mean"),
+        reward=("note_reward", "first"),
         **{dim: (dim, "mean") for dim in DIMENSIONS},
         valid_judges=("judge_ok", "sum"),
         failed_judges=("judge_failed", "sum"),
@@ -73,10 +46,8 @@ def note_table(instances: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean (BCa breaks on degenerate data); NaN below two values."""
-    if values.size < 2:
-        return (np.nan, np.nan)
+def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, np.ndarray]:
+    """(CI low, CI high, resampled means): percentile bootstrap (BCa breaks on degenerate data), seeded."""
     result = stats.bootstrap(
         (values,),
         np.mean,
@@ -86,7 +57,16 @@ def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, flo
         vectorized=True,
         rng=np.random.default_rng(settings.seed),
     )
-    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
+    interval = result.confidence_interval
+    return (float(interval.low), float(interval.high), result.bootstrap_distribution)
+
+
+def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:
+    """Bootstrap interval of the mean; NaN below two values."""
+    if values.size < 2:
+        return (np.nan, np.nan)
+    low, high, _ = _bootstrap_mean(values, settings)
+    return (low, high)
 
 
 def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, float, float]:
@@ -96,36 +76,15 @@ def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[f
     """
     if diffs.size < 2:
         return (float(diffs.mean()) if diffs.size else np.nan, np.nan, np.nan, np.nan)
-    result = stats.bootstrap(
-        (diffs,),
-        np.mean,
-        n_resamples=settings.n_resamples,
-        confidence_level=settings.confidence,
-        method="percentile",
-        vectorized=True,
-        rng=np.random.default_rng(settings.seed),
-    )
-    share = float(np.mean(result.bootstrap_distribution > 0))
-    return (float(diffs.mean()), float(result.confidence_interval.low), float(result.confidence_interval.high), share)
+    low, high, means = _bootstrap_mean(diffs, settings)
+    return (float(diffs.mean()), low, high, float(np.mean(means > 0)))
 
 
-def ordinal_alpha(rows: pd.DataFrame, dim: str) -> float:
-    """Krippendorff's alpha (ordinal) between the judges on one dimension; NaN when undefined.
-
-    Undefined (as in scoring.py): fewer than two judges with valid scores, fewer than two notes scored by two
-    judges, or no variation at all.
-    """
+def judge_agreement(rows: pd.DataFrame, dim: str) -> float:
+    """Krippendorff's alpha (ordinal) between the judges on one dimension; NaN when scoring.py calls it undefined."""
     matrix = rows.pivot_table(index="judge", columns="note", values=dim, aggfunc="first")
-    if matrix.shape[0] < 2 or (matrix.notna().sum(axis=0) >= 2).sum() < 2:
-        return np.nan
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        value = krippendorff.alpha(
-            reliability_data=matrix.to_numpy(dtype=float),
-            level_of_measurement="ordinal",
-            value_domain=[1, 2, 3, 4, 5],
-        )
-    return float(value) if np.isfinite(value) else np.nan
+    value = ordinal_alpha(matrix.to_numpy(dtype=float)).value
+    return np.nan if value is None else value
 
 
 def _empty(keys: list[str], columns: list[str]) -> pd.DataFrame:
@@ -154,6 +113,8 @@ def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: Bootstra
     ci = notes.dropna(subset=["reward"]).groupby(KEYS)["reward"].apply(lambda s: mean_ci(s.to_numpy(), settings))
     board = board.merge(_split(ci, KEYS, ["reward_ci_low", "reward_ci_high"]), on=KEYS, how="left")
 
+    # Share of the judge calls made (an empty answer calls no judge). The metric's per-note failures / panel size
+    # averaged over notes counts an empty answer's uncalled judges as successes, so it is kept for HELM's stats only.
     calls = instances[instances["status"] != "empty_answer"].assign(failed=lambda t: t["status"] == "failed")
     failures = calls.groupby(KEYS, as_index=False).agg(judge_calls=("failed", "size"), judge_failures=("failed", "sum"))
     board = board.merge(failures, on=KEYS, how="left")
@@ -161,7 +122,7 @@ def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: Bootstra
     board["judge_failure_rate"] = board["judge_failures"] / board["judge_calls"].where(board["judge_calls"] > 0)
 
     alphas = instances.groupby(KEYS).apply(
-        lambda rows: tuple(ordinal_alpha(rows, dim) for dim in DIMENSIONS), include_groups=False
+        lambda rows: tuple(judge_agreement(rows, dim) for dim in DIMENSIONS), include_groups=False
     )
     board = board.merge(_split(alphas, KEYS, [f"alpha_{dim}" for dim in DIMENSIONS]), on=KEYS, how="left")
 

@@ -51,8 +51,7 @@ from report_fixtures import (
     write_run,
 )
 
-from helm_mtsamples_ext.report import main
-from helm_mtsamples_ext.report_stats import valid_scores
+from helm_mtsamples_ext.report import judge_rows, main
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT = ["--bootstrap", "400", "--seed", "0"]
@@ -305,7 +304,8 @@ def test_judge_marked_failed_counts_for_nothing(tmp_path: Path) -> None:
 def test_rewards_agree_with_scoring_module(main_report: tuple[Path, str]) -> None:
     """The report's note rewards equal scoring.score_note's on the same records, so report.md and stats agree.
 
-    The report re-implements the rule vectorised instead of importing scoring.py; this keeps the two in step.
+    The mean of the per-judge rewards is checked, not the note reward the report copies from score_note, so
+    this also guards that the per-judge rows are the ones score_note counted.
     """
     from helm_mtsamples_ext.scoring import score_note
 
@@ -324,6 +324,10 @@ def test_rewards_agree_with_scoring_module(main_report: tuple[Path, str]) -> Non
 
 def test_valid_scores_only_integers_one_to_five() -> None:
     """Only integer scores 1-5 count (int-like floats and numeric strings too); bools and 4.5 do not."""
-    raw = pd.Series([4, "4", 3.0, "5.0", 4.5, 0, 6, True, None, "four"], dtype=object)
-    assert valid_scores(raw).tolist()[:4] == [4.0, 4.0, 3.0, 5.0]
-    assert valid_scores(raw)[4:].isna().all()
+    raw = [4, "4", 3.0, "5.0", 4.5, 0, 6, True, None, "four"]
+    record = {f"j{i}": {"accuracy": {"score": value}, "status": "ok"} for i, value in enumerate(raw)}
+    rows = judge_rows({**record, "failed_judges": []}, list(record))
+    accuracy = pd.Series([r["accuracy"] for r in rows], dtype=float)
+    assert accuracy.tolist()[:4] == [4.0, 4.0, 3.0, 5.0]
+    assert accuracy[4:].isna().all()
+    assert [r["status"] for r in rows] == ["ok"] * 4 + ["failed"] * 6

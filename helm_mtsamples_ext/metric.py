@@ -143,7 +143,9 @@ def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[St
         Stat(MetricName(UNJUDGED)).add(int(note.unjudged)),
         Stat(MetricName(JUDGE_FAILURES)).add(note.failures),
     ]
-    if note.panel_size:
+    if note.panel_size and not note.empty_answer:
+        # No judge is called for an empty answer: leaving those notes out keeps the run's mean equal
+        # to the share of judge calls that failed.
         stats.append(Stat(MetricName(JUDGE_FAILURE_RATE)).add(note.failures / note.panel_size))
     if note.reward is not None:
         stats.append(Stat(MetricName(REWARD)).add(note.reward))

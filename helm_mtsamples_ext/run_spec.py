@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import yaml
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
 from helm.benchmark.annotation.annotator import AnnotatorSpec
-from helm.benchmark.metrics.common_metric_specs import get_basic_metric_specs
+from helm.benchmark.metrics.common_metric_specs import get_basic_generation_metric_specs, get_generic_metric_specs
 from helm.benchmark.metrics.metric import MetricSpec
 from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_spec
@@ -219,7 +219,10 @@ def get_mtsamples_procedures_spec(
                 },
             )
         ],
-        metric_specs=get_basic_metric_specs([])
+        # HELM's efficiency and general-information stats; not its reference metrics (log-probabilities
+        # of references mean nothing for a free-text plan) nor ROUGE/BERTScore (the latter downloads a model).
+        metric_specs=get_basic_generation_metric_specs([])
+        + get_generic_metric_specs()
         + [
             MetricSpec(
                 class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric",

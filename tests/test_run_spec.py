@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ from helm.common.object_spec import parse_object_spec
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec, resolve_judges
 
 OURS = "helm_mtsamples_ext.run_spec"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def helm_models() -> None:
+    """As `helm-run` does first: HELM's built-in model deployments (simple/model1 among them)."""
+    from helm.benchmark.config_registry import register_builtin_configs_from_helm_package
+
+    register_builtin_configs_from_helm_package()
 
 
 def _in_fresh_python(code: str) -> dict:
@@ -79,15 +88,18 @@ def test_run_entry_builds_our_pipeline_with_helms_adapter() -> None:
     assert spec.scenario_spec.class_name == "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
     assert spec.annotators and spec.annotators[0].class_name == "helm_mtsamples_ext.annotator.JudgeAnnotator"
     assert any(m.class_name == "helm_mtsamples_ext.metric.MTSamplesProceduresMetric" for m in spec.metric_specs)
-    adapter = spec.adapter_spec
-    assert adapter.instructions == (
-        "Here are information about a patient, return a reasonable treatment plan for the patient."
-    )
-    assert adapter.input_prefix.startswith("Patient Notes")
-    assert adapter.output_prefix.strip().startswith("Answer")
-    assert (adapter.max_tokens, adapter.max_train_instances) == (512, 0)
+    from helm.benchmark.run_specs.medhelm_run_specs import get_mtsamples_procedures_spec as helms
+
+    assert spec.adapter_spec == replace(helms().adapter_spec, model="simple/model1", model_deployment="simple/model1")
+    assert spec.adapter_spec.input_prefix.startswith("Patient Notes")
+    assert (spec.adapter_spec.max_tokens, spec.adapter_spec.max_train_instances) == (512, 0)
     assert spec.annotators[0].args["judges"] == [
-        {"name": "gpt-4o-mini", "model": "openai/gpt-4o-mini", "model_deployment": "openai/gpt-4o-mini", "base_url": None}
+        {
+            "name": "gpt-4o-mini",
+            "model": "openai/gpt-4o-mini",
+            "model_deployment": "openai/gpt-4o-mini",
+            "base_url": None,
+        }
     ]
 
 

@@ -98,6 +98,19 @@ def _judges_from_config(path: str) -> list[Judge]:
     return [Judge(str(e["name"]), str(e["model"]), str(e["model_deployment"])) for e in entries]
 
 
+def _model_of(deployment: str) -> str:
+    """The model a HELM deployment serves (`together/llama-3.3-70b-instruct-turbo` serves `meta/...`).
+
+    A local registry look-up, nothing more; an unknown name is taken as its own model and fails, with a
+    recorded reason, only when the annotator calls it."""
+    from helm.benchmark.model_deployment_registry import ModelDeploymentNotFoundError, get_model_deployment
+
+    try:
+        return get_model_deployment(deployment).model_name or deployment
+    except ModelDeploymentNotFoundError:
+        return deployment
+
+
 def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_url: str | None) -> list[Judge]:
     """The panel, named uniquely; served models get their HELM deployment from the annotator when it loads."""
     if judges and jury_config_path:
@@ -118,7 +131,7 @@ def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_
         if urls:
             panel = [Judge(m, m, None, u) for m, u in zip(models, urls, strict=True)]
         else:
-            panel = [Judge(m.split("/")[-1], m, m) for m in models]
+            panel = [Judge(m.split("/")[-1], _model_of(m), m) for m in models]
     names = _unique([j.name for j in panel])
     for name in names:
         if name in RESERVED_RECORD_KEYS:

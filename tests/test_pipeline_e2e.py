@@ -119,6 +119,15 @@ def test_full_pinned_set_then_offline_rerun_replays_everything(pinned_notes_dir:
     assert SECRET not in first + second
 
 
+def test_dry_run_needs_no_judge_and_no_credentials(pinned_notes_dir: Path, tmp_path: Path) -> None:
+    """`--dry-run` builds everything without credentials and without contacting the (absent) judge."""
+    entry = f"{P}:model=simple/model1,judges=nobody,judge_base_url=http://127.0.0.1:9/v1"
+    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=str(pinned_notes_dir))
+    helm_tool("helm-run", "--run-entries", entry, "--suite", "dry", "-m", "2", "--dry-run", cwd=tmp_path, env=env)
+    states = request_states(run_dir(tmp_path / "benchmark_output", "dry"))
+    assert len(states) == 2 and all(not s.get("annotations") for s in states)
+
+
 def test_panel_of_misbehaving_judges_is_recorded_judge_by_judge(mirror: NoteMirror, tmp_path: Path) -> None:
     """Each judge's outcome is recorded as what it was; failures count for nothing; the run finishes."""
     fixed = {"accuracy": 4, "completeness": 3, "clarity": 5}

@@ -31,8 +31,8 @@ from helm_mtsamples_ext.endpoints import (
     scrub,
 )
 from helm_mtsamples_ext.judging import DIMENSIONS, PROMPT_STYLES, Verdict, build_prompt, parse_verdict, strip_think
+from helm_mtsamples_ext.scoring import ANNOTATION_KEY
 
-ANNOTATION_NAME = "mtsamples_procedures"
 RESERVED_KEYS = ("failed_judges", "answer")  # record keys that are not judges
 _ERROR_CODE = re.compile(r"Error code: (\d{3})")
 _RETRIED_4XX = (408, 429)
@@ -97,7 +97,7 @@ def _is_retryable(result: RequestResult) -> bool:
 class JudgeAnnotator(Annotator):
     """The ``mtsamples_procedures`` annotation: one record per note, in the format of the package README."""
 
-    name = ANNOTATION_NAME
+    name = ANNOTATION_KEY
 
     def __init__(
         self,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from string import Template
@@ -31,7 +30,8 @@ from typing import Any
 
 import json_repair
 
-DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
+from helm_mtsamples_ext.scoring import DIMENSIONS, normalise_score
+
 PROMPT_STYLES: tuple[str, ...] = ("ours", "helm")
 
 
@@ -154,27 +154,6 @@ def _show(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def normalise_score(value: Any) -> int | None:
-    """The integer 1-5 a score stands for, or None when it is not one (4.0 and "4" are 4; 4.5, true are not)."""
-    if isinstance(value, bool):
-        return None
-    number: float
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float):
-        number = value
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    if not math.isfinite(number) or number != int(number) or not 1 <= number <= 5:
-        return None
-    return int(number)
 
 
 def _lower_keys(obj: dict[Any, Any]) -> dict[str, Any]:

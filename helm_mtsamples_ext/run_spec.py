@@ -22,14 +22,13 @@ from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_spec
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
+from helm_mtsamples_ext.annotator import RESERVED_KEYS
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
 
 RUN_ENTRY_NAME = "mtsamples_procedures"
 DEFAULT_JUDGES = "openai/gpt-4o-mini"
 JUDGE_PROMPTS = ("ours", "helm")
 DEFAULT_JUDGE_TIMEOUT = 120.0
-RESERVED_RECORD_KEYS = ("failed_judges", "answer")
-"""Keys the annotator's record uses beside the judge names; a judge may not be named like them."""
 
 INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
 THINK_INSTRUCTIONS = (
@@ -134,7 +133,7 @@ def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_
             panel = [Judge(m.split("/")[-1], _model_of(m), m) for m in models]
     names = _unique([j.name for j in panel])
     for name in names:
-        if name in RESERVED_RECORD_KEYS:
+        if name in RESERVED_KEYS:  # the annotator's record keys beside the judge names
             raise ValueError(f"a judge may not be named {name!r}")
     return [Judge(n, j.model, j.model_deployment, j.base_url) for n, j in zip(names, panel, strict=True)]
 

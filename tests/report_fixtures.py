@@ -24,7 +24,8 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.scenarios.scenario import CORRECT_TAG, TEST_SPLIT, Input, Instance, Output, Reference, ScenarioSpec
 from helm.common.general import asdict_without_nones
-from helm.common.request import GeneratedOutput, Request, RequestResult
+
+from tests.states import request_state
 
 DIMENSIONS = ("accuracy", "completeness", "clarity")
 
@@ -141,21 +142,9 @@ def write_run(suite_dir: Path, run: Run, notes: list[Note]) -> Path:
         verdicts = run.verdicts[note.filename]
         text = "" if verdicts == EMPTY else run.outputs.get(note.filename, "Plan: rest and follow up.")
         states.append(
-            RequestState(
+            replace(
+                request_state(instance.input.text, text, model=run.model),
                 instance=instance,
-                reference_index=None,
-                request_mode=None,
-                train_trial_index=0,
-                output_mapping=None,
-                request=Request(model=run.model, model_deployment=run.model, prompt=instance.input.text),
-                result=RequestResult(
-                    success=True,
-                    embedding=[],
-                    completions=[GeneratedOutput(text=text, logprob=0.0, tokens=[])],
-                    cached=False,
-                ),
-                num_train_instances=0,
-                prompt_truncated=False,
                 annotations={"mtsamples_procedures": _annotation(run, verdicts)},
             )
         )

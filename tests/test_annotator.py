@@ -12,15 +12,15 @@ import pytest
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import AnnotatorSpec
 from helm.benchmark.annotation.annotator_factory import AnnotatorFactory
-from helm.benchmark.scenarios.scenario import CORRECT_TAG, TEST_SPLIT, Input, Instance, Output, Reference
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
-from helm.common.request import ErrorFlags, GeneratedOutput, Request, RequestResult
+from helm.common.request import ErrorFlags, RequestResult
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator, _is_retryable
 from helm_mtsamples_ext.endpoints import endpoint_deployment_name
 from helm_mtsamples_ext.judging import DIMENSIONS
 from tests.judge_server import Behaviour, JudgeServer, verdict_json
+from tests.states import request_state
 
 CLASS_NAME = "helm_mtsamples_ext.annotator.JudgeAnnotator"
 NOTE = "PREOPERATIVE DIAGNOSIS: Left inguinal hernia. PROCEDURE: Open repair with mesh."
@@ -54,23 +54,7 @@ def make_annotator(cache_dir: Path, judges: list[dict[str, Any]], **kwargs: Any)
 
 
 def state(answer: str = ANSWER, note: str = NOTE, instance_id: str = "note-1") -> RequestState:
-    instance = Instance(
-        Input(text=note),
-        references=[Reference(Output(text="Follow up in 2 weeks."), tags=[CORRECT_TAG])],
-        split=TEST_SPLIT,
-        id=instance_id,
-    )
-    return RequestState(
-        instance=instance,
-        reference_index=None,
-        request_mode=None,
-        train_trial_index=0,
-        output_mapping=None,
-        request=Request(model="m/m", model_deployment="m/m", prompt=note),
-        result=RequestResult(success=True, embedding=[], completions=[GeneratedOutput(answer, 0, [])], cached=False),
-        num_train_instances=0,
-        prompt_truncated=False,
-    )
+    return request_state(note, answer, reference="Follow up in 2 weeks.", instance_id=instance_id)
 
 
 def scores(entry: dict[str, Any]) -> dict[str, int | None]:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesProceduresAnnotator
-from helm.benchmark.scenarios.scenario import CORRECT_TAG, Input, Instance, Output, Reference
-from helm.common.request import GeneratedOutput, Request, RequestResult
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helm_mtsamples_ext.judging import DIMENSIONS, build_prompt, normalise_score, parse_verdict, strip_think
+from tests.states import request_state
 
 
 def verdict(acc: object = 4, comp: object = 3, clar: object = 5, **extra: object) -> str:
@@ -237,17 +235,7 @@ def test_our_prompt_is_deterministic() -> None:
 def test_helm_style_is_helms_template_filled_as_helm_fills_it() -> None:
     """judge_prompt=helm reproduces exactly the prompt HELM's own annotator would send."""
     note, answer, reference = "Patient had $PATH {x} surgery.", "Follow up in 2 weeks.", "Return in 2 weeks."
-    state = RequestState(
-        instance=Instance(Input(text=note), references=[Reference(Output(text=reference), tags=[CORRECT_TAG])]),
-        reference_index=None,
-        request_mode=None,
-        train_trial_index=0,
-        output_mapping=None,
-        request=Request(),
-        result=RequestResult(success=True, embedding=[], completions=[GeneratedOutput(answer, 0, [])], cached=False),
-        num_train_instances=0,
-        prompt_truncated=False,
-    )
+    state = request_state(note, answer, reference=reference)
     helm_annotator = MTSamplesProceduresAnnotator(auto_client=None, annotator_models={})  # type: ignore[arg-type]
     assert build_prompt(note, answer, reference, "helm") == helm_annotator._interpolate_prompt(state)
 

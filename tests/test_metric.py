@@ -11,13 +11,13 @@ from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.adaptation.scenario_state import ScenarioState
 from helm.benchmark.metrics.metric import MetricSpec, create_metric
 from helm.benchmark.metrics.statistic import Stat
-from helm.benchmark.scenarios.scenario import TEST_SPLIT, Input, Instance
-from helm.common.request import GeneratedOutput, Request, RequestResult
+from helm.benchmark.scenarios.scenario import TEST_SPLIT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helm_mtsamples_ext.metric import MTSamplesProceduresMetric
 from helm_mtsamples_ext.scoring import instance_stat_names, normalise_score, run_stat_names, score_note
+from tests.states import request_state as make_state
 
 P = "mtsamples_procedures"
 ADAPTER = AdapterSpec(method="generation")
@@ -44,21 +44,7 @@ FAILED = {
 
 
 def request_state(annotation: Any, instance_id: str = "n1", key: str = P) -> RequestState:
-    instance = Instance(input=Input(text="note"), references=[], split=TEST_SPLIT, id=instance_id)
-    return RequestState(
-        instance=instance,
-        reference_index=None,
-        request_mode=None,
-        train_trial_index=0,
-        output_mapping=None,
-        request=Request(model="m/m", model_deployment="m/m", prompt="note"),
-        result=RequestResult(
-            success=True, embedding=[], completions=[GeneratedOutput(text="plan", logprob=0.0, tokens=[])], cached=False
-        ),
-        num_train_instances=0,
-        prompt_truncated=False,
-        annotations=None if annotation is None else {key: annotation},
-    )
+    return make_state(instance_id=instance_id, annotations=None if annotation is None else {key: annotation})
 
 
 def stats_of(judge_names: list[str], annotation: Any, **kwargs: Any) -> dict[str, float]:

@@ -63,26 +63,30 @@ def extract(text: str, mode: str = "helm") -> Extraction | Skip:
 # --- helm mode -----------------------------------------------------------------------------------
 
 
-def _helm_occurrences(text: str, token: str) -> list[int]:
+def _helm_occurrences(text: str, upper: str, token: str) -> list[int]:
     """Where HELM's split would cut ``text`` for ``token``.
 
     The exact (upper-case) token when present, as HELM's ``text.split(token)``. Otherwise the places
     HELM's ``token in text.upper()`` sees it but its split cannot (``Plan:``, ``ſummary:``): a window
     whose ``upper()`` is the token. That fallback fires exactly where HELM raises IndexError.
     """
-    exact = [m.start() for m in re.finditer(re.escape(token), text)]
-    if exact:
-        return exact
+    first = text.find(token)
+    if first >= 0:  # HELM uses only the first piece after the token: two positions are all we need
+        second = text.find(token, first + len(token))
+        return [first] if second < 0 else [first, second]
+    if token not in upper:  # HELM's own test; most notes stop here, cheaply
+        return []
     return [m.start() for m in re.finditer(re.escape(token), text, re.IGNORECASE) if m.group().upper() == token]
 
 
 def _extract_helm(text: str) -> Extraction | Skip:
     text = text.strip()  # HELM: f.read().strip()
+    upper = text.upper()
     values: dict[str, str] = {}
     first_pos: dict[str, int] = {}
     for header in TARGET_SECTIONS:
         token = header + ":"
-        where = _helm_occurrences(text, token)
+        where = _helm_occurrences(text, upper, token)
         if not where:
             continue
         first_pos[header] = where[0]

@@ -215,6 +215,14 @@ def test_leaderboard_web_view_and_report_from_real_binaries(
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
         helm_tool("helm-run", "--run-entries", entry, "--suite", "web", "-m", "5", cwd=tmp_path, env=env)
     out = tmp_path / "benchmark_output"
+    # Our ScenarioMetadata and MetricMetadata let HELM build a schema for any judge panel by itself...
+    helm_tool("helm-summarize", "--suite", "web", "--auto-generate-schema", cwd=tmp_path, env=env)
+    auto = json.loads((out / "runs" / "web" / "schema.json").read_text())
+    (group,) = [g for g in auto["run_groups"] if g["name"] == P]
+    assert group["environment"] == {"main_name": f"{P}_reward", "main_split": "test"}
+    shown = {m["name"]: m["display_name"] for m in auto["metrics"]}
+    assert shown[f"{P}_reward"].startswith("Reward") and f"{P}_reward_b" in shown
+    # ...and the schema we ship passes HELM's strict validation.
     helm_tool(
         "helm-summarize", "--suite", "web", "--schema-path", SCHEMA_PATH, "--schema-validation", "error",
         cwd=tmp_path, env=env,

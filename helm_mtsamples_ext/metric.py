@@ -192,7 +192,18 @@ class MTSamplesProceduresMetric(Metric):
         """HELM's per-note evaluation, plus judge agreement, which only exists over many notes."""
         result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism)
         result.aggregated_stats.extend(self.agreement_stats(scenario_state))
+        self._warn_if_unjudged(scenario_state)
         return result
+
+    def _warn_if_unjudged(self, scenario_state: ScenarioState) -> None:
+        """HELM's built-in scores an unjudged run as all 1s and exits 0; ours says plainly what happened."""
+        notes = [self._score(s, warn=False) for s in scenario_state.request_states if s.reference_index is None]
+        unjudged = sum(note.unjudged for note in notes)
+        if unjudged:
+            hwarn(
+                f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them "
+                f"(the reasons are in each note's '{ANNOTATION_KEY}' annotation; check judge credentials and endpoints)"
+            )
 
     def agreement_stats(self, scenario_state: ScenarioState) -> list[Stat]:
         """Krippendorff's alpha per dimension, one per split/perturbation context like HELM's own stats."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
@@ -257,3 +258,19 @@ def test_metadata_covers_every_stat_the_metric_emits() -> None:
     assert emitted <= names
     assert names == set(instance_stat_names(panel)) | set(run_stat_names())
     assert all(m.display_name and m.short_display_name and m.description and m.group for m in metadata)
+
+
+def test_a_run_with_unjudged_notes_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    """No silent success: when every judge failed on some notes, the run warns with the count."""
+    records = [
+        {"A": judge(), "B": judge(), "failed_judges": []},
+        {"A": FAILED, "B": FAILED, "failed_judges": ["A", "B"]},
+    ]
+    with caplog.at_level(logging.WARNING, logger="helm"):
+        aggregated, _ = run_evaluate(["A", "B"], records)
+    assert aggregated[f"{P}_unjudged"].mean == 0.5
+    assert any("1 of 2 notes have no reward" in r.getMessage() for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="helm"):
+        run_evaluate(["A", "B"], records[:1])
+    assert not any("have no reward" in r.getMessage() for r in caplog.records)

@@ -11,7 +11,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
@@ -71,7 +71,8 @@ def _check_base_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"judge_base_url must be an http(s) URL, got {url!r}")
-    if parts.username or parts.password:
+    secret_params = [k for k, _ in parse_qsl(parts.query) if re.search(r"key|token|secret|passw", k, re.IGNORECASE)]
+    if parts.username or parts.password or secret_params:
         raise ValueError("judge_base_url must not carry credentials: put the key in JUDGE_API_KEY or credentials.conf")
     return url
 

@@ -146,15 +146,18 @@ def test_jury_config_is_helms_yaml(tmp_path: Path) -> None:
 
 
 def test_judge_urls_match_judges_by_position() -> None:
-    """One URL serves every judge; several URLs pair up with the judges in order; credentials are refused."""
+    """One URL serves every judge; several URLs pair up with the judges in order; a URL carrying a key
+    (user:password@, ?api_key=, ?token=) is refused, since run entries are written to run_spec.json."""
     one = resolve_judges("a+b", None, "http://127.0.0.1:1/v1")
     assert [j.base_url for j in one] == ["http://127.0.0.1:1/v1"] * 2
     two = resolve_judges("a+b", None, "http://127.0.0.1:1/v1+http://127.0.0.1:2/v1")
     assert [j.base_url for j in two] == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
     with pytest.raises(ValueError, match="3 judges"):
         resolve_judges("a+b+c", None, "http://127.0.0.1:1/v1+http://127.0.0.1:2/v1")
-    with pytest.raises(ValueError, match="JUDGE_API_KEY"):
-        resolve_judges("a", None, "http://user:secret@127.0.0.1:1/v1")
+    for leaky in ("http://user:secret@127.0.0.1:1/v1", "http://127.0.0.1:1/v1?api_key=sk-1", "http://h/v1?token=t"):
+        with pytest.raises(ValueError, match="JUDGE_API_KEY"):
+            resolve_judges("a", None, leaky)
+    assert resolve_judges("a", None, "https://h/v1?api-version=2024-06-01")[0].base_url.endswith("2024-06-01")
 
 
 def test_duplicate_judges_get_distinct_names() -> None:

@@ -54,9 +54,7 @@ def instance_id(filename: str) -> str:
 
 
 def decode_note(raw: bytes) -> str | None:
-    """Decode as HELM reads a note (UTF-8, universal newlines); None when it is not text."""
-    if b"\x00" in raw:
-        return None
+    """Decode as HELM reads a note (UTF-8, universal newlines); None when it is not UTF-8."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -79,19 +77,17 @@ def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> Not
     batch = NoteBatch()
     for filename, raw in notes.items():
         reason = _skip_reason_for_raw(raw)
-        text = decode_note(raw) if reason is None else None
-        if reason is None and text is None:
-            reason = "not UTF-8 text"
+        text = None if reason else decode_note(raw)
         result = extract(text, extraction) if text is not None else None
         if not isinstance(result, Extraction):
-            reason = reason or (result.reason if result is not None else "unreadable")
+            reason = reason or (result.reason if result is not None else "not UTF-8 text")
             # Most pinned notes simply have no target header: that is the data set, not bad input, so
             # those are named at debug level (and counted); anything else is a warning.
             log = hdebug if reason == NO_HEADER else hwarn
             log(f"MTSamples Procedures: skipping {filename!r}: {reason}")
             batch.skipped[reason] += 1
             continue
-        specialty = _SPECIALTY.search(text or "")
+        specialty = _SPECIALTY.search(text or "")  # text is set whenever result is an Extraction
         batch.instances.append(
             Instance(
                 id=instance_id(filename),

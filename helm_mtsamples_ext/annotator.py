@@ -3,95 +3,58 @@
 HELM's ``LLMAsJuryAnnotator`` calls judges one after another through ``AutoClient.make_request``
 (5 s·2^n retry waits), accepts any score and lets a note nobody judged look judged. Here the judges of
 a note run concurrently on a pool shared by all of HELM's annotation threads (so calls in flight stay
-bounded), with short bounded retries, and a judge that did not give a valid verdict is recorded as
-failed with its reason. Requests still go through HELM's clients, so HELM's cache replays them.
+bounded), each call made by ``judge_call.JudgeCaller`` (structured output, rate limits, breaker,
+retries), and a judge that did not give a valid verdict is recorded as failed with its reason. A judge
+that cannot be used at all (no deployment, no key, a refused key) fails the run with one line.
 """
 
 from __future__ import annotations
 
-import re
-import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import Annotator
+from helm.benchmark.model_deployment_registry import ModelDeploymentNotFoundError, get_model_deployment
 from helm.clients.auto_client import AutoClient
-from helm.clients.client import Client
 from helm.common.hierarchical_logger import hwarn
-from helm.common.request import Request, RequestResult
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from helm_mtsamples_ext.endpoints import (
-    credentials_with_key,
+    credentials_with_keys,
     install_log_scrubber,
+    key_settings,
+    normalise_base_url,
     register_endpoint_deployment,
-    resolve_api_key,
+    resolve_endpoint_keys,
     scrub,
+    secrets_of,
 )
-from helm_mtsamples_ext.judging import DIMENSIONS, PROMPT_STYLES, Verdict, build_prompt, parse_verdict, strip_think
+from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeAccessError, JudgeCaller, JudgeTarget
+from helm_mtsamples_ext.judging import DIMENSIONS, PROMPT_STYLES, build_prompt, strip_think
 from helm_mtsamples_ext.scoring import ANNOTATION_KEY
 
 RESERVED_KEYS = ("failed_judges", "answer")  # record keys that are not judges
-_ERROR_CODE = re.compile(r"Error code: (\d{3})")
-_RETRIED_4XX = (408, 429)
 
 
-@dataclass(frozen=True)
-class Judge:
-    name: str
-    model: str
-    model_deployment: str
+def _hosted_key_hint(deployment: str) -> str:
+    host = deployment.split("/")[0]
+    extra = " or the OPENAI_API_KEY environment variable" if host == "openai" else ""
+    return f"{host}ApiKey in prod_env/credentials.conf{extra}"
 
 
-@dataclass
-class _Outcome:
-    """What one attempt (and, at the end, the whole call) of a judge gave."""
-
-    verdict: Verdict | None = None
-    failure: str | None = None
-    raw_reply: str | None = None
-    tokens: int | None = None
-    retryable: bool = False
-
-
-class _Retry(Exception):
-    def __init__(self, outcome: _Outcome) -> None:
-        super().__init__(outcome.failure)
-        self.outcome = outcome
-
-
-class _UsageCache:
-    """Stands in for a client's HELM cache to read ``usage``, which HELM keeps in the cached raw response
-    but drops from RequestResult. Per thread, since each call runs on one pool thread."""
-
-    def __init__(self, cache: Any) -> None:
-        self._cache = cache
-        self._local = threading.local()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cache, name)
-
-    def get(self, request: Any, compute: Any) -> Any:
-        response, cached = self._cache.get(request, compute)
-        usage = response.get("usage") if isinstance(response, dict) else None
-        self._local.tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-        return response, cached
-
-    def take_tokens(self) -> int | None:
-        tokens, self._local.tokens = getattr(self._local, "tokens", None), None
-        return tokens if isinstance(tokens, int) else None
-
-
-def _is_retryable(result: RequestResult) -> bool:
-    if result.error_flags is not None and result.error_flags.is_retriable is False:
-        return False
-    match = _ERROR_CODE.search(result.error or "")
-    if match:
-        code = int(match.group(1))
-        return not (400 <= code < 500 and code not in _RETRIED_4XX)
-    return True
+def _endpoint_positions(judges: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """(position in judge_base_url, URL) of each endpoint judge; suites from before positions were recorded
+    number their distinct URLs in panel order."""
+    distinct: list[str] = []
+    positions = []
+    for spec in judges:
+        url = spec.get("base_url")
+        if not url:
+            continue
+        if normalise_base_url(url) not in distinct:
+            distinct.append(normalise_base_url(url))
+        positions.append((int(spec.get("endpoint_index") or distinct.index(normalise_base_url(url)) + 1), url))
+    return positions
 
 
 class JudgeAnnotator(Annotator):
@@ -106,11 +69,12 @@ class JudgeAnnotator(Annotator):
         judge_prompt: str = "ours",
         use_think: bool = False,
         judge_timeout: float = 120.0,
-        api_key: str | None = None,
-        max_concurrent_calls: int = 16,
-        max_attempts: int = 3,
-        retry_wait: float = 0.5,
+        judge_structured: str = "auto",
+        judge_max_wait: float = 900.0,
+        judge_max_concurrency: int = 16,
+        judge_rpm: float | None = None,
         max_tokens: int = 1024,
+        retry_base: float = 0.5,
     ) -> None:
         if not judges:
             raise ValueError("The judge panel is empty")
@@ -119,34 +83,59 @@ class JudgeAnnotator(Annotator):
             raise ValueError(f"Judge names must be unique and not one of {RESERVED_KEYS}: {names}")
         if judge_prompt not in PROMPT_STYLES:
             raise ValueError(f"Unknown judge_prompt {judge_prompt!r}; expected one of {PROMPT_STYLES}")
-        self._auto_client = auto_client
         self._prompt_style = judge_prompt
         self._use_think = use_think
-        self._max_attempts = max(1, max_attempts)
-        self._retry_wait = retry_wait
-        self._max_tokens = max_tokens
-        self._api_key = resolve_api_key(api_key)
-        install_log_scrubber(self._api_key)
-        self._judges: list[Judge] = []
-        base_urls = []
+        positions = _endpoint_positions(judges)
+        keys = resolve_endpoint_keys(positions, auto_client.credentials)
+        self._secrets = secrets_of(keys.values())
+        install_log_scrubber(self._secrets)
+        if keys:
+            auto_client.credentials = credentials_with_keys(auto_client.credentials, keys.values())
+        self._judges: list[JudgeTarget] = []
         for spec in judges:
             base_url = spec.get("base_url")
             if base_url:
                 deployment = register_endpoint_deployment(base_url, spec["model"], judge_timeout)
-                self._judges.append(Judge(spec["name"], deployment, deployment))
-                base_urls.append(base_url)
+                key = keys[normalise_base_url(base_url)]
+                where = normalise_base_url(base_url)
+                hint = key_settings(key.position, base_url)
+                self._judges.append(
+                    JudgeTarget(spec["name"], deployment, deployment, deployment.split("/")[0], where, hint)
+                )
             else:
                 deployment = spec["model_deployment"]
-                self._judges.append(Judge(spec["name"], spec.get("model") or deployment, deployment))
-        if base_urls:
-            auto_client.credentials = credentials_with_key(auto_client.credentials, base_urls, self._api_key)
-        self._pool = ThreadPoolExecutor(max_workers=max_concurrent_calls, thread_name_prefix="mtsjudge")
-        self._clients: dict[str, tuple[Client, _UsageCache | None]] = {}
-        self._clients_lock = threading.Lock()
+                try:
+                    get_model_deployment(deployment)
+                except ModelDeploymentNotFoundError:
+                    raise JudgeAccessError(
+                        f"judge {spec['name']!r}: HELM has no model deployment {deployment!r} "
+                        "(check judges= or the jury config, or register the deployment in prod_env)"
+                    ) from None
+                model = spec.get("model") or deployment
+                host = deployment.split("/")[0]
+                self._judges.append(
+                    JudgeTarget(spec["name"], model, deployment, host, deployment, _hosted_key_hint(deployment))
+                )
+        settings = CallSettings(
+            max_tokens=max_tokens,
+            max_wait=float(judge_max_wait),
+            structured=judge_structured,
+            max_concurrency=int(judge_max_concurrency),
+            rpm=float(judge_rpm) if judge_rpm else None,
+            retry_base=retry_base,
+            breaker_cooldown=max(5.0, 2 * float(judge_timeout)),
+        )
+        self._caller = JudgeCaller(auto_client, settings, self._scrub)
+        for judge in self._judges:
+            self._caller.preflight(judge)
+        workers = max(1, int(judge_max_concurrency)) * max(1, len({j.endpoint for j in self._judges}))
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mtsjudge")
 
     # ------------------------------------------------------------ annotate
 
     def annotate(self, request_state: RequestState) -> dict[str, Any]:
+        if self._caller.fatal is not None:
+            raise self._caller.fatal
         result = request_state.result
         answer = result.completions[0].text if result is not None and result.completions else ""
         if self._use_think:
@@ -156,11 +145,11 @@ class JudgeAnnotator(Annotator):
         instance = request_state.instance
         reference = instance.references[0].output.text if instance.references else ""
         prompt = build_prompt(instance.input.text, answer, reference, self._prompt_style)
-        futures = [self._pool.submit(self._call_judge, judge, prompt) for judge in self._judges]
+        futures = [self._pool.submit(self._caller.call, judge, prompt) for judge in self._judges]
         record: dict[str, Any] = {}
         failed: list[str] = []
         for judge, future in zip(self._judges, futures, strict=True):
-            outcome = future.result()
+            outcome = future.result()  # raises JudgeAccessError: the run stops
             record[judge.name] = self._judge_record(judge, outcome)
             if outcome.failure is not None:
                 failed.append(judge.name)
@@ -168,12 +157,12 @@ class JudgeAnnotator(Annotator):
         record["failed_judges"] = failed
         return record
 
-    def _judge_record(self, judge: Judge, outcome: _Outcome) -> dict[str, Any]:
+    def _judge_record(self, judge: JudgeTarget, outcome: CallOutcome) -> dict[str, Any]:
         entry: dict[str, Any] = {}
         for dim in DIMENSIONS:
             score = outcome.verdict.dimensions[dim] if outcome.verdict is not None else None
             entry[dim] = {
-                "score": score.score if score is not None else None,
+                "score": score.score if score is not None and outcome.failure is None else None,
                 "explanation": self._scrub(score.explanation) if score is not None else "",
             }
         entry["status"] = "failed" if outcome.failure is not None else "ok"
@@ -181,96 +170,14 @@ class JudgeAnnotator(Annotator):
             entry["failure"] = self._scrub(outcome.failure)
         if outcome.verdict is not None and outcome.verdict.invalid:
             entry["invalid"] = dict(outcome.verdict.invalid)
-        if outcome.raw_reply is not None:
+        if outcome.raw_reply is not None and outcome.failure is not None:
             entry["raw_reply"] = self._scrub(outcome.raw_reply)
         if outcome.tokens is not None:
             entry["tokens"] = outcome.tokens
+        if outcome.structured is not None:
+            entry["structured"] = outcome.structured
         entry["model_deployment"] = judge.model_deployment
         return entry
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, self._api_key)
-
-    # ------------------------------------------------------------ one judge
-
-    def _client(self, deployment: str) -> tuple[Client, _UsageCache | None]:
-        with self._clients_lock:
-            if deployment not in self._clients:
-                # The client itself, not AutoClient.make_request: that wraps every call in HELM's own retry
-                # (5 attempts, 5 s·2^n waits, ~150 s per failing call), which would stack on ours.
-                client = self._auto_client._get_client(deployment)
-                cache = getattr(client, "cache", None)
-                usage: _UsageCache | None = None
-                if isinstance(cache, _UsageCache):
-                    usage = cache
-                elif cache is not None:
-                    usage = _UsageCache(cache)
-                    setattr(client, "cache", usage)  # noqa: B010 - CachingClient.cache, not declared on Client
-                self._clients[deployment] = (client, usage)
-            return self._clients[deployment]
-
-    def _call_judge(self, judge: Judge, prompt: str) -> _Outcome:
-        """A judge's verdict after bounded retries; the last attempt's failure when none came.
-
-        An unparseable reply was a successful call, so HELM cached it: retrying the same request would
-        replay it. Such retries carry a ``random`` salt, which HELM puts in the cache key (not in the
-        request sent), so they reach the judge again, and a re-run replays the same sequence from cache.
-        """
-        salt = [0]
-        tokens_used: list[int] = []
-
-        def attempt() -> _Outcome:
-            outcome = self._attempt(judge, prompt, salt[0])
-            if outcome.tokens is not None:
-                tokens_used.append(outcome.tokens)
-            if outcome.retryable:
-                if outcome.raw_reply is not None:
-                    salt[0] += 1
-                raise _Retry(outcome)
-            return outcome
-
-        retrying = Retrying(
-            stop=stop_after_attempt(self._max_attempts),
-            wait=wait_exponential(multiplier=self._retry_wait, max=8 * max(self._retry_wait, 0.001)),
-            retry=retry_if_exception_type(_Retry),
-            reraise=True,
-        )
-        try:
-            outcome = retrying(attempt)
-        except _Retry as exhausted:
-            outcome = exhausted.outcome
-        outcome.tokens = sum(tokens_used) if tokens_used else None
-        return outcome
-
-    def _attempt(self, judge: Judge, prompt: str, salt: int) -> _Outcome:
-        request = Request(
-            model=judge.model,
-            model_deployment=judge.model_deployment,
-            prompt=prompt,
-            temperature=0.0,
-            max_tokens=self._max_tokens,
-            random=f"mtsjudge-retry-{salt}" if salt else None,
-        )
-        try:
-            client, usage = self._client(judge.model_deployment)
-        except Exception as e:  # e.g. an unknown deployment or a missing key: no retry will fix it
-            return _Outcome(failure=f"call error: {self._scrub(str(e))}")
-        if usage is not None:
-            usage.take_tokens()
-        try:
-            result = client.make_request(request)
-        except Exception as e:  # clients raise on transport faults HELM does not map to a result
-            return _Outcome(failure=f"call error: {self._scrub(f'{type(e).__name__}: {e}')}", retryable=True)
-        tokens = usage.take_tokens() if usage is not None else None
-        if not result.success or not result.completions:
-            error = result.error or "no completion returned"
-            return _Outcome(failure=f"call error: {self._scrub(error)}", tokens=tokens, retryable=_is_retryable(result))
-        reply = result.completions[0].text
-        verdict = parse_verdict(reply)
-        if verdict is None:
-            return _Outcome(failure="no verdict in reply", raw_reply=reply, tokens=tokens, retryable=True)
-        if not verdict.has_valid_dimension:
-            return _Outcome(
-                verdict=verdict, failure="no valid dimension", raw_reply=reply, tokens=tokens, retryable=True
-            )
-        return _Outcome(verdict=verdict, tokens=tokens)
+        return scrub(text, self._secrets)

@@ -1,13 +1,16 @@
-"""HELM model deployments for judges served at an OpenAI-compatible ``judge_base_url``, and their API key.
+"""HELM model deployments for judges served at an OpenAI-compatible ``judge_base_url``, and their API keys.
 
 Why a deployment per (endpoint, model): HELM keeps one cache file per host organization, and its
 OpenAI cache key holds the served model name but not the URL. Putting a short hash of the base URL in
 the host organization (``mtsjudge-<8hex>/<model>``) gives every endpoint its own cache file, so two
 endpoints serving a same-named model never replay each other's replies.
 
-The key is never part of the deployment (a process-wide registry) nor of the annotator's args (written
-to run_spec.json): it is handed to HELM the way HELM expects keys, as the credential
-``<host organization>ApiKey`` of the annotator's own AutoClient.
+Keys are never part of the deployment (a process-wide registry) nor of the annotator's args (written
+to run_spec.json): each is handed to HELM the way HELM expects keys, as the credential
+``<host organization>ApiKey`` of the annotator's own AutoClient. Each endpoint has its own key, found in
+this order: env ``JUDGE_API_KEY_<n>`` (n = the endpoint's position in ``judge_base_url``, from 1), the
+credentials.conf map ``judgeApiKeys: {"<base url>": "<key>"}``, env ``JUDGE_API_KEY`` or credentials
+``judgeApiKey`` (shared by all endpoints), else none (``EMPTY``, for keyless local servers).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from helm.benchmark.model_deployment_registry import (
@@ -30,11 +34,32 @@ from helm.benchmark.model_metadata_registry import (
     get_unknown_model_metadata,
     register_model_metadata,
 )
+from helm.clients.openai_client import OpenAIClient
+from helm.common.request import Request
+
+from helm_mtsamples_ext.structured import JudgeResponseFormat, json_object_format
 
 API_KEY_ENV = "JUDGE_API_KEY"
+API_KEY_CREDENTIAL = "judgeApiKey"
+API_KEYS_CREDENTIAL = "judgeApiKeys"
 PLACEHOLDER_API_KEY = "EMPTY"  # keyless local servers (vLLM, llama.cpp, Ollama) accept any key
 HOST_PREFIX = "mtsjudge-"
-OPENAI_CLIENT_CLASS = "helm.clients.openai_client.OpenAIClient"
+ENDPOINT_CLIENT_CLASS = "helm_mtsamples_ext.endpoints.JudgeEndpointClient"
+
+
+class JudgeEndpointClient(OpenAIClient):
+    """HELM's OpenAI client, which also sends a verdict schema the llama.cpp way when asked.
+
+    HELM's client turns every ``response_format`` into ``{"type": "json_schema", ...}``; llama.cpp's
+    Python server refuses that (HTTP 500) and wants ``{"type": "json_object", "schema": ...}``."""
+
+    def _make_chat_raw_request(self, request: Request) -> dict[str, Any]:
+        raw = super()._make_chat_raw_request(request)
+        rf = request.response_format
+        if isinstance(rf, JudgeResponseFormat) and rf.mode == "json_object" and rf.json_schema:
+            raw["response_format"] = json_object_format(dict(rf.json_schema))
+        return raw
+
 
 _REGISTRY_LOCK = threading.Lock()
 
@@ -62,7 +87,7 @@ def register_endpoint_deployment(base_url: str, model: str, timeout: float) -> s
     """
     name = endpoint_deployment_name(base_url, model)
     spec = ClientSpec(
-        class_name=OPENAI_CLIENT_CLASS,
+        class_name=ENDPOINT_CLIENT_CLASS,
         args={
             "base_url": normalise_base_url(base_url),
             "openai_model_name": model,
@@ -83,16 +108,58 @@ def register_endpoint_deployment(base_url: str, model: str, timeout: float) -> s
     return name
 
 
-def resolve_api_key(credentials_key: str | None) -> str:
-    """The judge key: env ``JUDGE_API_KEY``, else credentials.conf ``judgeApiKey``, else a placeholder."""
-    return os.environ.get(API_KEY_ENV) or credentials_key or PLACEHOLDER_API_KEY
+def key_settings(position: int, base_url: str) -> str:
+    """Where a user sets the key of the endpoint at ``position`` (1-based), for error messages."""
+    return (
+        f'{API_KEY_ENV}_{position}, {API_KEYS_CREDENTIAL}["{normalise_base_url(base_url)}"] in credentials.conf, '
+        f"or {API_KEY_ENV} / {API_KEY_CREDENTIAL} for every endpoint"
+    )
 
 
-def credentials_with_key(credentials: Mapping[str, Any], base_urls: Iterable[str], api_key: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class EndpointKey:
+    base_url: str
+    position: int  # 1-based position in judge_base_url
+    key: str
+    source: str  # which setting it came from (never the key itself)
+
+
+def resolve_endpoint_keys(
+    endpoints: Iterable[tuple[int, str]],
+    credentials: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, EndpointKey]:
+    """The key of each endpoint, by normalised base URL; ``endpoints`` are (position, base_url) pairs.
+
+    A URL listed at several positions takes the key of its first position."""
+    env = os.environ if environ is None else environ
+    by_url_raw = credentials.get(API_KEYS_CREDENTIAL) or {}
+    by_url = {normalise_base_url(str(u)): str(k) for u, k in dict(by_url_raw).items()} if by_url_raw else {}
+    shared_env, shared_cred = env.get(API_KEY_ENV), credentials.get(API_KEY_CREDENTIAL)
+    keys: dict[str, EndpointKey] = {}
+    for position, base_url in sorted(endpoints):
+        url = normalise_base_url(base_url)
+        if url in keys:
+            continue
+        numbered = f"{API_KEY_ENV}_{position}"
+        if env.get(numbered):
+            keys[url] = EndpointKey(url, position, env[numbered], numbered)
+        elif by_url.get(url):
+            keys[url] = EndpointKey(url, position, by_url[url], f"{API_KEYS_CREDENTIAL}[{url!r}]")
+        elif shared_env:
+            keys[url] = EndpointKey(url, position, shared_env, API_KEY_ENV)
+        elif shared_cred:
+            keys[url] = EndpointKey(url, position, str(shared_cred), API_KEY_CREDENTIAL)
+        else:
+            keys[url] = EndpointKey(url, position, PLACEHOLDER_API_KEY, "none (keyless)")
+    return keys
+
+
+def credentials_with_keys(credentials: Mapping[str, Any], keys: Iterable[EndpointKey]) -> dict[str, Any]:
     """``credentials`` plus ``<host>ApiKey`` for each endpoint, the binding HELM's AutoClient reads keys from."""
     merged = dict(credentials)
-    for base_url in base_urls:
-        merged[f"{endpoint_host(base_url)}ApiKey"] = api_key
+    for endpoint in keys:
+        merged[f"{endpoint_host(endpoint.base_url)}ApiKey"] = endpoint.key
     return merged
 
 
@@ -102,13 +169,23 @@ def _is_secret(secret: str | None) -> bool:
     return bool(secret) and secret != PLACEHOLDER_API_KEY and len(secret or "") >= 4
 
 
-def scrub(text: str, secret: str | None) -> str:
-    """``text`` with ``secret`` masked, for anything recorded or logged."""
-    return text.replace(secret, "***") if secret and _is_secret(secret) else text
+def secrets_of(keys: Iterable[EndpointKey]) -> tuple[str, ...]:
+    """The keys worth masking, longest first (so a key containing another is masked whole)."""
+    return tuple(sorted({k.key for k in keys if _is_secret(k.key)}, key=len, reverse=True))
+
+
+def scrub(text: str, secrets: str | Iterable[str] | None) -> str:
+    """``text`` with every secret masked, for anything recorded or logged."""
+    if not secrets:
+        return text
+    for secret in [secrets] if isinstance(secrets, str) else secrets:
+        if _is_secret(secret):
+            text = text.replace(secret, "***")
+    return text
 
 
 class _ScrubFilter(logging.Filter):
-    """Masks the key in HELM's own log records too (its clients log the text of API errors, which a
+    """Masks a key in HELM's own log records too (its clients log the text of API errors, which a
     server may fill with the key it was sent)."""
 
     def __init__(self, secret: str) -> None:
@@ -125,10 +202,9 @@ class _ScrubFilter(logging.Filter):
         return True
 
 
-def install_log_scrubber(secret: str) -> None:
-    """Mask ``secret`` in everything logged through HELM's ``helm`` logger (idempotent)."""
-    if not _is_secret(secret):
-        return
+def install_log_scrubber(secrets: str | Iterable[str]) -> None:
+    """Mask each secret in everything logged through HELM's ``helm`` logger (idempotent)."""
     logger = logging.getLogger("helm")
-    if not any(isinstance(f, _ScrubFilter) and f.secret == secret for f in logger.filters):
-        logger.addFilter(_ScrubFilter(secret))
+    for secret in [secrets] if isinstance(secrets, str) else secrets:
+        if _is_secret(secret) and not any(isinstance(f, _ScrubFilter) and f.secret == secret for f in logger.filters):
+            logger.addFilter(_ScrubFilter(secret))

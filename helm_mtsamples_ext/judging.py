@@ -17,6 +17,11 @@ Parsing rules (why each exists):
 - A score counts only if it is an integer 1-5 (4, 4.0 and "4" are 4; 4.5, 0, 6, "N/A", null, "4/5",
   true are not). An invalid or missing dimension has score None and a reason in ``invalid``.
 - ``<think>`` blocks in the reply are drafts, not the verdict, and are dropped before reading.
+- A verdict is only what the judge wrote. Repair may close a brace, never invent a value: in a repaired
+  object a score counts only if the reply holds it literally, followed by a delimiter (a reply cut off
+  after ``"score": 4`` may have been going to say 45). An explanation that is one of the prompt's own
+  placeholders (``<one or two sentences>``, HELM's ``Explain why this score was given.``) makes its
+  dimension invalid: small judges echo the format line, and its score is then the template's, not theirs.
 """
 
 from __future__ import annotations
@@ -113,6 +118,14 @@ Reply with exactly one JSON object and nothing else, in this form:
 """
 
 
+REPAIR_INSTRUCTION = (
+    "Your reply above is not a complete verdict. Answer with only the JSON object, in the form given: "
+    'the keys "accuracy", "completeness" and "clarity", each with an integer "score" from 1 to 5 and a '
+    'short "explanation" in your own words. No other text.'
+)
+"""The repair turn after a cut-off or unreadable reply: the judge sees its reply and is asked again."""
+
+
 def _block_marker(*texts: str) -> str:
     """A marker no block can contain, so no content can forge a closing tag.
 
@@ -203,29 +216,62 @@ def _repair(span: str) -> Any:
         return None
 
 
-def _verdict_objects(text: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Candidate:
+    """A verdict found in a reply; ``repaired_span`` is the text json_repair read (None if strict JSON)."""
+
+    fields: dict[str, Any]
+    repaired_span: str | None = None
+
+
+def _verdict_objects(text: str) -> list[_Candidate]:
     """Every top-level verdict in ``text``, in order; a valid object's interior is never searched."""
     decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
+    found: list[_Candidate] = []
     ends = _brace_ends(text)
     i = text.find("{")
     while i >= 0:
+        span: str | None = None
         try:
             obj, end = decoder.raw_decode(text, i)
         except ValueError:
             end = ends[i]
-            obj = _repair(text[i:end])
+            span = text[i:end]
+            obj = _repair(span)
             if _find_verdict(obj) is None:
                 i = text.find("{", i + 1)
                 continue
         verdict = _find_verdict(obj)
         if verdict is not None:
-            found.append(verdict)
+            found.append(_Candidate(verdict, span))
         i = text.find("{", end)
     return found
 
 
-def _read_dimension(value: Any) -> tuple[DimensionScore, str | None]:
+# The prompt's own placeholders: ours are <...>, HELM's template fills every explanation with this sentence.
+_PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\.\.\.|explain why this score was given\.?)\s*$", re.IGNORECASE)
+_NUMBER = r"""["']?(-?\d+(?:\.\d+)?)["']?\s*(?=[,}\]])"""
+_DIMENSION_KEY = re.compile(r"""["']?(""" + "|".join(DIMENSIONS) + r""")["']?\s*:""", re.IGNORECASE)
+_LITERAL_SCORE = re.compile(r"^\s*" + _NUMBER + r"""|["']?score["']?\s*:\s*""" + _NUMBER, re.IGNORECASE)
+
+
+def _literal_scores(span: str, dimension: str) -> list[int]:
+    """The 1-5 scores ``span`` literally gives ``dimension``: a number (or numeric string) right after the
+    dimension key or its ``score`` key and followed by a delimiter, within that dimension's part of the span."""
+    keys = list(_DIMENSION_KEY.finditer(span))
+    found: list[int] = []
+    for n, key in enumerate(keys):
+        if key.group(1).lower() != dimension:
+            continue
+        region = span[key.end() : keys[n + 1].start() if n + 1 < len(keys) else len(span)]
+        for match in _LITERAL_SCORE.finditer(region):
+            score = normalise_score(match.group(1) or match.group(2))
+            if score is not None:
+                found.append(score)
+    return found
+
+
+def _read_dimension(value: Any, dimension: str, repaired_span: str | None) -> tuple[DimensionScore, str | None]:
     """A dimension's score and explanation, and why it is invalid (None when it counts)."""
     if isinstance(value, dict):
         fields = _lower_keys(value)
@@ -239,6 +285,10 @@ def _read_dimension(value: Any) -> tuple[DimensionScore, str | None]:
     score = normalise_score(raw)
     if score is None:
         return DimensionScore(None, explanation), f"{_show(raw)} is not an integer 1-5"
+    if _PLACEHOLDER.match(explanation):
+        return DimensionScore(None, explanation), f"explanation is the prompt's placeholder {explanation.strip()!r}"
+    if repaired_span is not None and score not in _literal_scores(repaired_span, dimension):
+        return DimensionScore(None, explanation), f"score {score} is not written out in the reply (cut off?)"
     return DimensionScore(score, explanation), None
 
 
@@ -250,14 +300,15 @@ def parse_verdict(reply: str) -> Verdict | None:
         return None
     if not candidates:
         return None
-    raw = candidates[-1]
+    last = candidates[-1]
+    raw = last.fields
     dimensions: dict[str, DimensionScore] = {}
     invalid: dict[str, str] = {}
     for dim in DIMENSIONS:
         if dim not in raw:
             dimensions[dim], invalid[dim] = DimensionScore(None, ""), "missing"
             continue
-        dimensions[dim], reason = _read_dimension(raw[dim])
+        dimensions[dim], reason = _read_dimension(raw[dim], dim, last.repaired_span)
         if reason is not None:
             invalid[dim] = reason
     return Verdict(dimensions=dimensions, invalid=invalid)

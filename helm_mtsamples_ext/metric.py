@@ -12,6 +12,7 @@ agree (Krippendorff's alpha, ordinal) once per run.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
@@ -23,6 +24,7 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from helm_mtsamples_ext.run_spec import RunEntryArgs
 from helm_mtsamples_ext.scoring import (
     ANNOTATION_KEY,
     DIMENSIONS,
@@ -40,6 +42,27 @@ from helm_mtsamples_ext.scoring import (
     rating_matrix,
     score_note,
 )
+
+DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
+
+
+class UnjudgedNotesError(RuntimeError):
+    """More notes went unjudged than the run entry's ``max_unjudged`` allows: the run fails (HELM lists it
+    under "Failed runs" and helm-run exits non-zero) instead of reporting a reward over the rest."""
+
+
+def failure_kinds(records: Sequence[object]) -> Counter[str]:
+    """How often each kind of judge failure (the reason's text before its first ':') occurs in records."""
+    kinds: Counter[str] = Counter()
+    for record in records:
+        if not isinstance(record, Mapping):
+            kinds["no annotation"] += 1
+            continue
+        for value in record.values():
+            if isinstance(value, Mapping) and value.get("status") == "failed":
+                kinds[str(value.get("failure") or "failed").split(":")[0].strip()] += 1
+    return kinds
+
 
 REWARD_GROUP = "mtsamples_procedures_reward"
 PER_JUDGE_GROUP = "mtsamples_procedures_per_judge"
@@ -165,8 +188,9 @@ def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[St
 class MTSamplesProceduresMetric(Metric):
     """Reward, dimensions, judge failures and per-judge rewards per note; judge agreement per run."""
 
-    def __init__(self, judge_names: Sequence[str] = ()) -> None:
+    def __init__(self, judge_names: Sequence[str] = (), max_unjudged: float = DEFAULT_MAX_UNJUDGED) -> None:
         self.judge_names: list[str] = list(dict.fromkeys(str(name) for name in judge_names))
+        self.max_unjudged = float(max_unjudged)
         self.judge_stat_names = judge_reward_stat_names(self.judge_names)
         if not self.judge_names:
             hwarn("MTSamplesProceduresMetric has no judge_names; the panel is read from each note's record")
@@ -196,14 +220,22 @@ class MTSamplesProceduresMetric(Metric):
         return result
 
     def _warn_if_unjudged(self, scenario_state: ScenarioState) -> None:
-        """HELM's built-in scores an unjudged run as all 1s and exits 0; ours says plainly what happened."""
-        notes = [self._score(s, warn=False) for s in scenario_state.request_states if s.reference_index is None]
+        """HELM's built-in scores an unjudged run as all 1s and exits 0; ours says plainly what happened, and
+        fails the run past ``max_unjudged`` so scripts and CI do not read a half-judged run as a result."""
+        states = [s for s in scenario_state.request_states if s.reference_index is None]
+        notes = [self._score(s, warn=False) for s in states]
         unjudged = sum(note.unjudged for note in notes)
-        if unjudged:
-            hwarn(
-                f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them "
-                f"(the reasons are in each note's '{ANNOTATION_KEY}' annotation; check judge credentials and endpoints)"
+        if not unjudged:
+            return
+        records = [(s.annotations or {}).get(ANNOTATION_KEY) for s, n in zip(states, notes, strict=True) if n.unjudged]
+        reasons = ", ".join(f"{kind} ×{count}" for kind, count in failure_kinds(records).most_common(3))
+        summary = f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them ({reasons})"
+        if unjudged / len(notes) > self.max_unjudged:
+            raise UnjudgedNotesError(
+                f"{summary}; max_unjudged={self.max_unjudged:g}. Re-running the same command makes only the failed "
+                "judge calls (the rest replay from HELM's cache); max_unjudged=1 reports such notes instead."
             )
+        hwarn(f"{summary}; the reasons are in each note's '{ANNOTATION_KEY}' annotation")
 
     def agreement_stats(self, scenario_state: ScenarioState) -> list[Stat]:
         """Krippendorff's alpha per dimension, one per split/perturbation context like HELM's own stats."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -22,13 +22,14 @@ from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_spec
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
-from helm_mtsamples_ext.annotator import RESERVED_KEYS
+from helm_mtsamples_ext.judging import PROMPT_STYLES
+from helm_mtsamples_ext.scoring import RESERVED_KEYS
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
+from helm_mtsamples_ext.structured import STRUCTURED_MODES
 
 RUN_ENTRY_NAME = "mtsamples_procedures"
 DEFAULT_JUDGES = "openai/gpt-4o-mini"
-JUDGE_PROMPTS = ("ours", "helm")
-DEFAULT_JUDGE_TIMEOUT = 120.0
+ALLOWED_QUERY_PARAMS = ("api-version",)  # Azure's; anything else in a URL may be a credential
 
 INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
 THINK_INSTRUCTIONS = (
@@ -37,21 +38,31 @@ THINK_INSTRUCTIONS = (
 
 
 @dataclass(frozen=True)
-class Judge:
-    """One member of the panel as the annotator receives it (no secrets: this lands in run_spec.json)."""
+class JudgeSpec:
+    """One member of the panel as the annotator receives it (no secrets: this lands in run_spec.json).
+
+    ``endpoint_index`` is the 1-based position of ``base_url`` in ``judge_base_url``: the ``n`` of
+    ``JUDGE_API_KEY_<n>``."""
 
     name: str
     model: str
     model_deployment: str | None
     base_url: str | None = None
+    endpoint_index: int | None = None
 
     def as_arg(self) -> dict[str, Any]:
-        return {
+        arg: dict[str, Any] = {
             "name": self.name,
             "model": self.model,
             "model_deployment": self.model_deployment,
             "base_url": self.base_url,
         }
+        if self.endpoint_index is not None:
+            arg["endpoint_index"] = self.endpoint_index
+        return arg
+
+
+Judge = JudgeSpec  # the name earlier versions exported
 
 
 def parse_bool(value: Any, argument: str) -> bool:
@@ -68,12 +79,23 @@ def short_hash(text: str) -> str:
 
 
 def _check_base_url(url: str) -> str:
+    """Refuse a URL that could carry a secret: run entries are written to run_spec.json and logged. The
+    message names the offending part, never its value."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"judge_base_url must be an http(s) URL, got {url!r}")
-    secret_params = [k for k, _ in parse_qsl(parts.query) if re.search(r"key|token|secret|passw", k, re.IGNORECASE)]
-    if parts.username or parts.password or secret_params:
-        raise ValueError("judge_base_url must not carry credentials: put the key in JUDGE_API_KEY or credentials.conf")
+    if parts.username or parts.password:
+        raise ValueError(
+            "judge_base_url must not carry user:password@; put the key in JUDGE_API_KEY_<n>, "
+            "judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
+        )
+    extra = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)} - set(ALLOWED_QUERY_PARAMS))
+    if extra or (parts.query and not parse_qsl(parts.query, keep_blank_values=True)):
+        named = ", ".join(repr(k) for k in extra) or "an unparseable query"
+        raise ValueError(
+            f"judge_base_url may carry only the query parameter {', '.join(ALLOWED_QUERY_PARAMS)}, not {named}: "
+            "keys go in JUDGE_API_KEY_<n>, judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
+        )
     return url
 
 
@@ -86,7 +108,7 @@ def _unique(names: list[str]) -> list[str]:
     return unique
 
 
-def _judges_from_config(path: str) -> list[Judge]:
+def _judges_from_config(path: str) -> list[JudgeSpec]:
     """HELM's own jury YAML (`judges: [{name, model, model_deployment}]`), so MedHELM users reuse theirs."""
     with open(path, encoding="utf-8") as f:
         config = yaml.safe_load(f)
@@ -95,7 +117,7 @@ def _judges_from_config(path: str) -> list[Judge]:
         isinstance(e, dict) and {"name", "model", "model_deployment"} <= e.keys() for e in entries
     ):
         raise ValueError(f"{path}: expected `judges:` with entries of name, model and model_deployment")
-    return [Judge(str(e["name"]), str(e["model"]), str(e["model_deployment"])) for e in entries]
+    return [JudgeSpec(str(e["name"]), str(e["model"]), str(e["model_deployment"])) for e in entries]
 
 
 def _model_of(deployment: str) -> str:
@@ -111,32 +133,39 @@ def _model_of(deployment: str) -> str:
         return deployment
 
 
-def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_url: str | None) -> list[Judge]:
+def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_url: str | None) -> list[JudgeSpec]:
     """The panel, named uniquely; served models get their HELM deployment from the annotator when it loads."""
-    if judges and jury_config_path:
+    if judges is not None and jury_config_path:
         raise ValueError("give either judges= or jury_config_path=, not both")
     if jury_config_path and judge_base_url:
         raise ValueError("judge_base_url goes with judges=, not with jury_config_path=")
     if jury_config_path:
         panel = _judges_from_config(jury_config_path)
     else:
-        models = [m for m in (judges or DEFAULT_JUDGES).split("+") if m]
-        if not models:
-            raise ValueError("judges= names no judge")
+        models = (DEFAULT_JUDGES if judges is None else judges).split("+")
+        if not all(m.strip() for m in models):
+            raise ValueError(
+                f"judges= must name one or more judges joined by '+' (e.g. judges={DEFAULT_JUDGES}), got {judges!r}; "
+                "leave it out for the default"
+            )
+        models = [m.strip() for m in models]
         urls = [_check_base_url(u) for u in judge_base_url.split("+")] if judge_base_url else []
         if len(urls) > 1 and len(urls) != len(models):
             raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(models)} judges: give one, or one each")
         if len(urls) == 1:
-            urls = urls * len(models)
-        if urls:
-            panel = [Judge(m, m, None, u) for m, u in zip(models, urls, strict=True)]
+            panel = [JudgeSpec(m, m, None, urls[0], 1) for m in models]
+        elif urls:
+            panel = [JudgeSpec(m, m, None, u, n) for n, (m, u) in enumerate(zip(models, urls, strict=True), start=1)]
         else:
-            panel = [Judge(m.split("/")[-1], _model_of(m), m) for m in models]
+            panel = [JudgeSpec(m.split("/")[-1], _model_of(m), m) for m in models]
     names = _unique([j.name for j in panel])
     for name in names:
         if name in RESERVED_KEYS:  # the annotator's record keys beside the judge names
             raise ValueError(f"a judge may not be named {name!r}")
-    return [Judge(n, j.model, j.model_deployment, j.base_url) for n, j in zip(names, panel, strict=True)]
+    return [
+        JudgeSpec(n, j.model, j.model_deployment, j.base_url, j.endpoint_index)
+        for n, j in zip(names, panel, strict=True)
+    ]
 
 
 def _name_value(value: str) -> str:
@@ -163,46 +192,102 @@ def run_spec_name(non_default: dict[str, str]) -> str:
     return f"{RUN_ENTRY_NAME}:{','.join(parts)}"
 
 
-def get_mtsamples_procedures_spec(
-    extraction: str = "helm",
-    judges: str | None = None,
-    jury_config_path: str | None = None,
-    judge_base_url: str | None = None,
-    use_think: str | bool = False,
-    judge_prompt: str = "ours",
-    judge_timeout: float | str = DEFAULT_JUDGE_TIMEOUT,
-) -> RunSpec:
-    """MTSamples Procedures with our scenario, judge panel and reward metric (replaces HELM's built-in)."""
-    if extraction not in EXTRACTION_MODES:
-        raise ValueError(f"extraction must be one of {EXTRACTION_MODES}, got {extraction!r}")
-    if judge_prompt not in JUDGE_PROMPTS:
-        raise ValueError(f"judge_prompt must be one of {JUDGE_PROMPTS}, got {judge_prompt!r}")
-    think = parse_bool(use_think, "use_think")
-    timeout = float(judge_timeout)
-    if not timeout > 0:
-        raise ValueError(f"judge_timeout must be a positive number of seconds, got {judge_timeout!r}")
-    panel = resolve_judges(judges, jury_config_path, judge_base_url)
+SECONDS = "a positive number of seconds"
 
-    defaults: dict[str, Any] = {
-        "extraction": "helm",
-        "judges": None,
-        "jury_config_path": None,
-        "judge_base_url": None,
-        "use_think": False,
-        "judge_prompt": "ours",
-        "judge_timeout": DEFAULT_JUDGE_TIMEOUT,
-    }
-    given: dict[str, Any] = {
-        "extraction": extraction,
-        "judges": judges,
-        "jury_config_path": jury_config_path,
-        "judge_base_url": judge_base_url,
-        "use_think": think,
-        "judge_prompt": judge_prompt,
-        "judge_timeout": timeout,
-    }
-    non_default = {key: _arg_text(value) for key, value in given.items() if value != defaults[key]}
 
+def _number(value: Any, argument: str, what: str, integer: bool = False, upper: float | None = None) -> float:
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        number = float("nan")
+    ok = number > 0 or (upper is not None and number == 0)
+    if not ok or (integer and not number.is_integer()) or (upper is not None and number > upper) or number != number:
+        raise ValueError(f"{argument} must be {what}, got {value!r}")
+    return number
+
+
+def _choice(value: Any, argument: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{argument} must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class RunEntryArgs:
+    """The run entry's arguments, typed, with their defaults: the one place a default lives.
+
+    Arguments left at their default stay out of the run name, so adding an argument never renames
+    existing runs."""
+
+    extraction: str = "helm"
+    judges: str | None = None
+    jury_config_path: str | None = None
+    judge_base_url: str | None = None
+    use_think: bool = False
+    judge_prompt: str = "ours"
+    judge_timeout: float = 120.0
+    judge_structured: str = "auto"
+    judge_max_wait: float = 900.0
+    judge_max_concurrency: int = 16
+    judge_rpm: float | None = None
+    max_unjudged: float = 0.0
+
+    @classmethod
+    def parse(cls, **raw: Any) -> RunEntryArgs:
+        """Validate run-entry text; every error is one line naming the argument and what it takes."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ValueError(f"unknown argument(s) {', '.join(unknown)}; mtsamples_procedures takes {', '.join(known)}")
+        d = cls()
+        get = raw.get
+        rpm = get("judge_rpm", d.judge_rpm)
+        return cls(
+            extraction=_choice(get("extraction", d.extraction), "extraction", EXTRACTION_MODES),
+            judges=get("judges", d.judges),
+            jury_config_path=get("jury_config_path", d.jury_config_path) or None,
+            judge_base_url=get("judge_base_url", d.judge_base_url) or None,
+            use_think=parse_bool(get("use_think", d.use_think), "use_think"),
+            judge_prompt=_choice(get("judge_prompt", d.judge_prompt), "judge_prompt", PROMPT_STYLES),
+            judge_timeout=_number(
+                get("judge_timeout", d.judge_timeout), "judge_timeout", "a positive number of seconds"
+            ),
+            judge_structured=_choice(get("judge_structured", d.judge_structured), "judge_structured", STRUCTURED_MODES),
+            judge_max_wait=_number(get("judge_max_wait", d.judge_max_wait), "judge_max_wait", SECONDS),
+            judge_max_concurrency=int(
+                _number(
+                    get("judge_max_concurrency", d.judge_max_concurrency),
+                    "judge_max_concurrency",
+                    "a positive whole number",
+                    integer=True,
+                )
+            ),
+            judge_rpm=None
+            if rpm in (None, "")
+            else _number(rpm, "judge_rpm", "a positive number of requests per minute"),
+            max_unjudged=_number(
+                get("max_unjudged", d.max_unjudged), "max_unjudged", "a share between 0 and 1", upper=1.0
+            ),
+        )
+
+    def non_default(self) -> dict[str, str]:
+        default = RunEntryArgs()
+        return {
+            f.name: _arg_text(getattr(self, f.name))
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(default, f.name)
+        }
+
+
+def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
+    """MTSamples Procedures with our scenario, judge panel and reward metric (replaces HELM's built-in).
+
+    Arguments (all optional; see RunEntryArgs and the README): extraction, judges, jury_config_path,
+    judge_base_url, use_think, judge_prompt, judge_timeout, judge_structured, judge_max_wait,
+    judge_max_concurrency, judge_rpm, max_unjudged."""
+    args = RunEntryArgs.parse(**raw_args)
+    panel = resolve_judges(args.judges, args.jury_config_path, args.judge_base_url)
+    think = args.use_think
     adapter_spec: AdapterSpec = get_generation_adapter_spec(
         instructions=INSTRUCTIONS + (THINK_INSTRUCTIONS if think else ""),
         input_noun="Patient Notes",
@@ -214,33 +299,31 @@ def get_mtsamples_procedures_spec(
         stop_sequences=[],
     )
     judge_names = [j.name for j in panel]
+    annotator_args: dict[str, Any] = {
+        "judges": [j.as_arg() for j in panel],
+        "judge_prompt": args.judge_prompt,
+        "use_think": think,
+        "judge_timeout": args.judge_timeout,
+    }
+    # Only what differs from the annotator's defaults, so run_spec.json files of earlier runs stay equal.
+    for name in ("judge_structured", "judge_max_wait", "judge_max_concurrency", "judge_rpm"):
+        if getattr(args, name) != getattr(RunEntryArgs(), name):
+            annotator_args[name] = getattr(args, name)
+    metric_args: dict[str, Any] = {"judge_names": judge_names}
+    if args.max_unjudged != RunEntryArgs().max_unjudged:
+        metric_args["max_unjudged"] = args.max_unjudged
     return RunSpec(
-        name=run_spec_name(non_default),
+        name=run_spec_name(args.non_default()),
         scenario_spec=ScenarioSpec(
             class_name="helm_mtsamples_ext.scenario.MTSamplesProceduresScenario",
-            args={"extraction": extraction},
+            args={"extraction": args.extraction},
         ),
         adapter_spec=adapter_spec,
-        annotators=[
-            AnnotatorSpec(
-                class_name="helm_mtsamples_ext.annotator.JudgeAnnotator",
-                args={
-                    "judges": [j.as_arg() for j in panel],
-                    "judge_prompt": judge_prompt,
-                    "use_think": think,
-                    "judge_timeout": timeout,
-                },
-            )
-        ],
+        annotators=[AnnotatorSpec(class_name="helm_mtsamples_ext.annotator.JudgeAnnotator", args=annotator_args)],
         # HELM's efficiency and general-information stats; not its reference metrics (log-probabilities
         # of references mean nothing for a free-text plan) nor ROUGE/BERTScore (the latter downloads a model).
         metric_specs=get_basic_generation_metric_specs([])
         + get_generic_metric_specs()
-        + [
-            MetricSpec(
-                class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric",
-                args={"judge_names": judge_names},
-            )
-        ],
+        + [MetricSpec(class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args=metric_args)],
         groups=[RUN_ENTRY_NAME],
     )

@@ -19,16 +19,30 @@ Behaviours:
   reject        HTTP 400 always (a client error that must not be retried)
   thinker       a <think> block with a draft all-1 verdict, then the steady verdict
   leaky         HTTP 401 whose message repeats the Authorization header it got (as some APIs do)
+  schema_refuser  llama.cpp's Python server: HTTP 500 (pydantic literal_error) to a json_schema
+                response_format; with {"type": "json_object", "schema": ...} a valid verdict; with no
+                response_format it echoes the prompt's format line, as a 135M model does
+  format_refuser  HTTP 400 to any response_format; a valid verdict without one
+  echo          the prompt's own format line, placeholders and all, every time (temperature 0)
+  cut_off       with max_tokens below ``cut_below`` the verdict cut off mid-number (finish_reason "length");
+                with more, the whole verdict
+  repairable    prose without JSON, until a repair turn (a second user message) asks again: then valid
+
+Server-wide faults: ``api_key`` (every call without that bearer token gets HTTP 401), ``rate_limit=(R, W)``
+(at most R answered calls per rolling W seconds, then HTTP 429 with a Retry-After of the time until a slot
+frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms) or None).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -47,6 +61,18 @@ BEHAVIOURS = (
     "reject",
     "thinker",
     "leaky",
+    "schema_refuser",
+    "format_refuser",
+    "echo",
+    "cut_off",
+    "repairable",
+)
+ECHO = json.dumps(
+    {
+        "accuracy": {"score": 1, "explanation": "<one or two sentences>"},
+        "completeness": {"score": 1, "explanation": "<...>"},
+        "clarity": {"score": 1, "explanation": "<...>"},
+    }
 )
 
 
@@ -66,6 +92,17 @@ class RecordedRequest:
     model: str
     prompt: str
     authorization: str | None
+    response_format: str | None = None  # its "type"
+    max_tokens: int | None = None
+    turns: int = 1  # user messages: 2 or more is a repair turn
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    text: str
+    finish_reason: str = "stop"
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def hashed_scores(model: str, prompt: str) -> dict[str, int]:
@@ -88,6 +125,10 @@ class JudgeServer:
         rendezvous_timeout: float = 5.0,
         hold_seconds: float = 10.0,
         max_lifetime: float = 300.0,
+        api_key: str | None = None,
+        rate_limit: tuple[int, float] | None = None,
+        retry_after: str | None = "seconds",
+        cut_below: int = 2000,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -95,6 +136,13 @@ class JudgeServer:
         self.rendezvous_timeout = rendezvous_timeout
         self.hold_seconds = hold_seconds
         self.max_lifetime = max_lifetime
+        self.api_key = api_key
+        self.rate_limit = rate_limit
+        self.retry_after = retry_after
+        self.cut_below = cut_below
+        self.rejected_429 = 0
+        self.arrivals: list[tuple[float, int]] = []  # (time.monotonic() on arrival, HTTP status answered)
+        self._answered: deque[float] = deque()
         self.requests: list[RecordedRequest] = []
         self.counts: Counter[str] = Counter()
         self.in_flight = 0
@@ -172,15 +220,69 @@ class JudgeServer:
         with self._cond:
             self.in_flight -= 1
 
-    def respond(self, model: str, prompt: str, authorization: str | None = None) -> tuple[int, str]:
-        """(HTTP status, reply text or error message) for one request."""
+    def _rate_limited(self) -> Reply | None:
+        """A 429 when the rolling window is full; else counts this call in the window."""
+        if self.rate_limit is None:
+            return None
+        limit, window = self.rate_limit
+        with self._cond:
+            now = time.monotonic()
+            while self._answered and self._answered[0] <= now - window:
+                self._answered.popleft()
+            if len(self._answered) < limit:
+                self._answered.append(now)
+                return None
+            self.rejected_429 += 1
+            wait = self._answered[0] + window - now
+        headers: tuple[tuple[str, str], ...] = ()
+        if self.retry_after == "seconds":
+            headers = (("Retry-After", str(math.ceil(wait))),)
+        elif self.retry_after == "date":
+            headers = (("Retry-After", formatdate(time.time() + math.ceil(wait) + 1, usegmt=True)),)
+        elif self.retry_after == "ms":
+            headers = (("retry-after-ms", str(math.ceil(wait * 1000))),)
+        return Reply(429, "Rate limit reached for requests", headers=headers)
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        """The reply to one request, as the judge's behaviour and the server's faults say."""
+        model, prompt, authorization = request.model, request.prompt, request.authorization
         behaviour = self.judges.get(model)
         if behaviour is None:
-            return 404, f"model {model!r} not served"
+            return Reply(404, f"model {model!r} not served")
+        if self.api_key is not None and authorization != f"Bearer {self.api_key}":
+            return Reply(401, "Incorrect API key provided")
+        limited = self._rate_limited()
+        if limited is not None:
+            return limited
         if self.latency:
             self._stopping.wait(self.latency)
         kind = behaviour.kind
         scores = self.scores_for(model, prompt)
+        if kind == "schema_refuser":
+            if request.response_format == "json_schema":
+                return Reply(500, "1 validation error: response_format.type Input should be 'text' or 'json_object' "
+                             "[type=literal_error, input_value='json_schema']")  # fmt: skip
+            return Reply(200, verdict_json(scores) if request.response_format == "json_object" else ECHO)
+        if kind == "format_refuser":
+            if request.response_format is not None:
+                return Reply(400, "response_format is not supported by this server")
+            return Reply(200, verdict_json(scores))
+        if kind == "echo":
+            return Reply(200, ECHO)
+        if kind == "cut_off":
+            full = verdict_json(scores)
+            if (request.max_tokens or 0) < self.cut_below:
+                return Reply(200, full[: full.rindex('"score": ') + len('"score": ') + 1], finish_reason="length")
+            return Reply(200, full)
+        if kind == "repairable":
+            return Reply(200, verdict_json(scores) if request.turns > 1 else "Let me think about this plan.")
+        status, text = self._classic(behaviour, model, prompt, scores, authorization)
+        return Reply(status, text)
+
+    def _classic(
+        self, behaviour: Behaviour, model: str, prompt: str, scores: dict[str, int], authorization: str | None
+    ) -> tuple[int, str]:
+        kind = behaviour.kind
         if kind == "slow":
             self._stopping.wait(self.hold_seconds)
             return 200, verdict_json(scores)
@@ -239,19 +341,32 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
         model = str(body.get("model", ""))
-        messages = body.get("messages") or []
-        prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        authorization = self.headers.get("Authorization")
-        server._enter(RecordedRequest(model, prompt, authorization))
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        # The judge's prompt is the first user message; a repair turn adds the reply and a second one.
+        users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
+        prompt = users[0] if users else ""
+        response_format = body.get("response_format")
+        record = RecordedRequest(
+            model,
+            prompt,
+            self.headers.get("Authorization"),
+            response_format.get("type") if isinstance(response_format, dict) else None,
+            body.get("max_tokens"),
+            len(users),
+        )
+        arrived = time.monotonic()
+        server._enter(record)
         try:
-            status, text = server.respond(model, prompt, authorization)
+            reply = server.respond(record)
         finally:
             server._leave()
-        if status != 200:
-            kind = "server_error" if status >= 500 else "invalid_request_error"
-            self._send(status, {"error": {"message": text, "type": kind}})
+        with server._cond:
+            server.arrivals.append((arrived, reply.status))
+        if reply.status != 200:
+            kind = "server_error" if reply.status >= 500 else "invalid_request_error"
+            self._send(reply.status, {"error": {"message": reply.text, "type": kind}}, reply.headers)
             return
-        prompt_tokens, completion_tokens = len(prompt.split()), len(text.split())
+        prompt_tokens, completion_tokens = len(prompt.split()), len(reply.text.split())
         self._send(
             200,
             {
@@ -259,7 +374,13 @@ class _Handler(BaseHTTPRequestHandler):
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": reply.text},
+                        "finish_reason": reply.finish_reason,
+                    }
+                ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -268,10 +389,12 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
+    def _send(self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()) -> None:
         data = json.dumps(payload).encode()
         try:
             self.send_response(status)
+            for name, value in headers:
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -14,10 +14,12 @@ from helm.benchmark.annotation.annotator import AnnotatorSpec
 from helm.benchmark.annotation.annotator_factory import AnnotatorFactory
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
+from helm.common.general import parallel_map
 from helm.common.request import ErrorFlags, RequestResult
 
-from helm_mtsamples_ext.annotator import JudgeAnnotator, _is_retryable
+from helm_mtsamples_ext.annotator import JudgeAnnotator
 from helm_mtsamples_ext.endpoints import endpoint_deployment_name
+from helm_mtsamples_ext.judge_call import JudgeAccessError, classify
 from helm_mtsamples_ext.judging import DIMENSIONS
 from tests.judge_server import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
@@ -29,27 +31,33 @@ ANSWER = "Discharge home today. Follow up in clinic in 2 weeks. No heavy lifting
 
 @pytest.fixture(autouse=True)
 def _no_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("JUDGE_API_KEY", raising=False)
+    for name in ("JUDGE_API_KEY", "JUDGE_API_KEY_1", "JUDGE_API_KEY_2", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
 
-def judge_specs(server: JudgeServer, models: list[str]) -> list[dict[str, Any]]:
+def judge_specs(server: JudgeServer, models: list[str], endpoint_index: int = 1) -> list[dict[str, Any]]:
     return [
         {
             "name": m,
             "model": m,
             "model_deployment": endpoint_deployment_name(server.base_url, m),
             "base_url": server.base_url,
+            "endpoint_index": endpoint_index,
         }
         for m in models
     ]
 
 
-def make_annotator(cache_dir: Path, judges: list[dict[str, Any]], **kwargs: Any) -> JudgeAnnotator:
+def make_annotator(
+    cache_dir: Path, judges: list[dict[str, Any]], credentials: dict[str, Any] | None = None, **kwargs: Any
+) -> JudgeAnnotator:
     cache_dir.mkdir(parents=True, exist_ok=True)
     auto_client = AutoClient(
-        credentials={}, file_storage_path=str(cache_dir), cache_backend_config=SqliteCacheBackendConfig(str(cache_dir))
+        credentials=credentials or {},
+        file_storage_path=str(cache_dir),
+        cache_backend_config=SqliteCacheBackendConfig(str(cache_dir)),
     )
-    options: dict[str, Any] = {"judge_timeout": 10.0, "retry_wait": 0.0, **kwargs}
+    options: dict[str, Any] = {"judge_timeout": 10.0, "retry_base": 0.0, **kwargs}
     return JudgeAnnotator(auto_client=auto_client, judges=judges, **options)
 
 
@@ -74,78 +82,162 @@ def panel() -> Iterator[JudgeServer]:
         "quoter": Behaviour("quoter", {"accuracy": 2, "completeness": 3, "clarity": 1}),
         "reject": "reject",
         "thinker": Behaviour("thinker", {"accuracy": 4, "completeness": 4, "clarity": 5}),
+        "schema_refuser": "schema_refuser",
+        "format_refuser": "format_refuser",
+        "echo": "echo",
+        "cut_off": "cut_off",
+        "repairable": "repairable",
     }
-    with JudgeServer(judges) as server:
+    with JudgeServer(judges, cut_below=2000) as server:
         yield server
 
 
-def test_each_behaviour_is_recorded_as_the_contract_says(
-    panel: JudgeServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """Valid verdicts count, failures are failures with their reason, retries follow the rules."""
-    caplog.set_level(logging.WARNING, logger="helm")
-    models = list(panel.judges)
-    record = make_annotator(tmp_path, judge_specs(panel, models)).annotate(state())
+# What each judge behaviour must give: (status, scores are the server's, failure prefix, calls made).
+# Calls: a bad reply gets a repair turn, and an identical second reply ends it (a deterministic server
+# would repeat it forever); a server refusing a response_format costs one call per refused format.
+BEHAVIOURS = {
+    "steady": ("ok", True, None, 1),
+    "prose_fence": ("ok", True, None, 1),
+    "flaky": ("ok", True, None, 2),
+    "rate_limited": ("ok", True, None, 2),
+    "thinker": ("ok", True, None, 1),
+    "quoter": ("ok", True, None, 1),
+    "schema_refuser": ("ok", True, None, 2),
+    "format_refuser": ("ok", True, None, 3),
+    "cut_off": ("ok", True, None, 2),
+    "repairable": ("ok", True, None, 2),
+    "nonsense": ("failed", False, "no verdict in reply", 2),
+    "out_of_range": ("failed", False, "no valid dimension", 2),
+    "echo": ("failed", False, "no valid dimension", 2),
+    "reject": ("failed", False, "HTTP 400", 1),
+}
 
-    assert list(record) == [*models, "failed_judges"]
-    assert record["failed_judges"] == ["nonsense", "out_of_range", "reject"]
-    (prompt,) = set(panel.prompts_for("steady"))
-    expected = panel.scores_for("steady", prompt)
-    for ok in ("steady", "prose_fence", "flaky", "rate_limited"):
-        assert record[ok]["status"] == "ok" and scores(record[ok]) == panel.scores_for(ok, prompt), ok
+
+@pytest.fixture(scope="module")
+def panel_record(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Any], JudgeServer]]:
+    """One note judged by the whole misbehaving panel (module-scoped: each case reads its own judge)."""
+    judges: dict[str, str | Behaviour] = {m: m for m in BEHAVIOURS}
+    judges["quoter"] = Behaviour("quoter", {"accuracy": 2, "completeness": 3, "clarity": 1})
+    with JudgeServer(judges, cut_below=2000) as server:
+        annotator = make_annotator(tmp_path_factory.mktemp("panel"), judge_specs(server, list(BEHAVIOURS)))
+        yield annotator.annotate(state()), server
+
+
+@pytest.mark.parametrize("judge", list(BEHAVIOURS))
+def test_each_judge_behaviour_is_recorded_as_what_it_was(
+    panel_record: tuple[dict[str, Any], JudgeServer], judge: str
+) -> None:
+    """A valid verdict counts with the judge's own scores; anything else is a failure with its reason and
+    no score; the number of calls follows the retry and repair rules."""
+    record, server = panel_record
+    status, scored, failure, calls = BEHAVIOURS[judge]
+    entry = record[judge]
+    assert entry["status"] == status
+    if scored:
+        assert scores(entry) == server.scores_for(judge, server.prompts_for(judge)[0])
+    else:
+        assert set(scores(entry).values()) == {None}
+        assert entry["failure"].startswith(failure)
+    assert server.count(judge) == calls
+
+
+def test_the_record_lists_judges_in_panel_order_then_the_failed_ones(
+    panel_record: tuple[dict[str, Any], JudgeServer],
+) -> None:
+    record, _ = panel_record
+    assert list(record) == [*BEHAVIOURS, "failed_judges"]
+    assert record["failed_judges"] == [j for j, (status, *_) in BEHAVIOURS.items() if status == "failed"]
+
+
+def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
+    panel_record: tuple[dict[str, Any], JudgeServer],
+) -> None:
+    record, server = panel_record
     steady = record["steady"]
-    assert list(steady) == [*DIMENSIONS, "status", "tokens", "model_deployment"]
-    assert steady["tokens"] == len(prompt.split()) + len(verdict_json(expected).split())
-    assert steady["model_deployment"] == endpoint_deployment_name(panel.base_url, "steady")
+    (prompt,) = server.prompts_for("steady")
+    assert list(steady) == [*DIMENSIONS, "status", "tokens", "structured", "model_deployment"]
+    assert steady["tokens"] == len(prompt.split()) + len(verdict_json(server.scores_for("steady", prompt)).split())
+    assert steady["structured"] == "json_schema"
+    assert steady["model_deployment"] == endpoint_deployment_name(server.base_url, "steady")
     assert steady["accuracy"]["explanation"] == "accuracy judged"
 
-    assert record["nonsense"]["failure"] == "no verdict in reply"
-    assert record["nonsense"]["raw_reply"].startswith("I am unable")
-    assert set(scores(record["nonsense"]).values()) == {None}
-    assert record["out_of_range"]["failure"] == "no valid dimension"
+
+def test_every_judge_is_asked_for_the_verdict_schema_first(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
+    _, server = panel_record
+    first = {}
+    for request in server.requests:
+        first.setdefault(request.model, request.response_format)
+    assert set(first.values()) == {"json_schema"}
+
+
+@pytest.mark.parametrize(
+    ("judge", "formats", "kept"),
+    [
+        ("schema_refuser", ["json_schema", "json_object"], "json_object"),
+        ("format_refuser", ["json_schema", "json_object", None], "off"),
+    ],
+)
+def test_a_server_refusing_a_response_format_gets_the_next_one(
+    panel_record: tuple[dict[str, Any], JudgeServer], judge: str, formats: list[str | None], kept: str
+) -> None:
+    """llama.cpp answers 500 to json_schema but takes json_object; others take no response_format at all."""
+    record, server = panel_record
+    assert [r.response_format for r in server.requests if r.model == judge] == formats
+    assert record[judge]["structured"] == kept
+
+
+def test_a_cut_off_reply_is_never_completed_and_the_repair_turn_gets_more_tokens(
+    panel_record: tuple[dict[str, Any], JudgeServer],
+) -> None:
+    _, server = panel_record
+    first, repair = [r for r in server.requests if r.model == "cut_off"]
+    assert (first.turns, repair.turns) == (1, 2)
+    assert repair.max_tokens == 2 * (first.max_tokens or 0)
+
+
+def test_a_template_echo_is_no_verdict(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
+    """A small judge echoing the format line ("score": 1, "<one or two sentences>") scores nothing."""
+    record, _ = panel_record
+    assert all("placeholder" in reason for reason in record["echo"]["invalid"].values())
+
+
+def test_out_of_range_scores_are_named_in_invalid(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
+    record, _ = panel_record
     assert record["out_of_range"]["invalid"] == {
         "accuracy": "9 is not an integer 1-5",
         "completeness": "0 is not an integer 1-5",
         "clarity": "4.5 is not an integer 1-5",
     }
     assert "raw_reply" in record["out_of_range"]
-    partial = record["partial"]
-    assert partial["status"] == "ok" and partial["invalid"] == {"clarity": '"N/A" is not an integer 1-5'}
-    assert scores(partial)["clarity"] is None and "raw_reply" not in partial
-    assert scores(record["quoter"]) == {"accuracy": 2, "completeness": 3, "clarity": 1}
-    assert scores(record["thinker"]) == {"accuracy": 4, "completeness": 4, "clarity": 5}
-    assert record["reject"]["failure"].startswith("call error: ") and "400" in record["reject"]["failure"]
 
-    # Retries: errors and unparseable replies are retried (3 attempts), a 400 is not, a 429/500 once is enough.
-    calls = {m: panel.count(m) for m in models}
-    assert calls == {**dict.fromkeys(models, 1), "nonsense": 3, "out_of_range": 3, "flaky": 2, "rate_limited": 2}
-    assert record["nonsense"]["tokens"] > record["steady"]["tokens"]  # every attempt's tokens are counted
-    # Each failure is logged once, naming the judge and the instance.
-    for failed in record["failed_judges"]:
-        assert sum(f"Judge {failed} failed on instance note-1" in r.getMessage() for r in caplog.records) == 1
+
+def test_every_call_of_a_failed_judge_counts_its_tokens(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
+    record, _ = panel_record
+    assert record["nonsense"]["tokens"] > record["steady"]["tokens"]
+
+
+def test_each_failure_is_logged_once_naming_judge_and_instance(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="helm")
+    with JudgeServer({"nonsense": "nonsense", "steady": "steady"}) as server:
+        record = make_annotator(tmp_path, judge_specs(server, ["nonsense", "steady"])).annotate(state())
+    assert record["failed_judges"] == ["nonsense"]
+    assert sum("Judge nonsense failed on instance note-1" in r.getMessage() for r in caplog.records) == 1
     assert NOTE not in json.dumps(record)  # no copy of the prompt per instance
 
 
-def test_a_judge_that_never_answers_fails_without_holding_the_others(tmp_path: Path) -> None:
-    """A hung judge times out, is retried a bounded number of times, and fails; the rest of the panel is kept."""
+def test_a_dead_judge_costs_a_few_timeouts_then_fails_at_once(tmp_path: Path) -> None:
+    """A judge that never answers: its timeout is retried once, and after three timeouts in a row its
+    calls fail at once ("judge unavailable") while the rest of the panel judges every note."""
     with JudgeServer({"slow": "slow", "steady": "steady"}, hold_seconds=30) as server:
-        annotator = make_annotator(tmp_path, judge_specs(server, ["slow", "steady"]), judge_timeout=0.2, max_attempts=2)
-        record = annotator.annotate(state())
-        assert server.count("slow") == 2
-    assert record["failed_judges"] == ["slow"]
-    assert record["slow"]["failure"].startswith("call error: ") and "timed out" in record["slow"]["failure"]
-    assert record["steady"]["status"] == "ok"
-
-
-def test_fail_some_fails_only_the_marked_notes(tmp_path: Path) -> None:
-    """A judge erring on some notes fails for exactly those, after its bounded retries."""
-    with JudgeServer({"fail_some": Behaviour("fail_some", fail_marker="FAIL_JUDGES")}) as server:
-        annotator = make_annotator(tmp_path, judge_specs(server, ["fail_some"]))
-        bad = annotator.annotate(state(note=NOTE + " FAIL_JUDGES", instance_id="bad"))
-        good = annotator.annotate(state(instance_id="good"))
-        assert server.count("fail_some") == 3 + 1
-    assert bad["failed_judges"] == ["fail_some"] and "500" in bad["fail_some"]["failure"]
-    assert good["failed_judges"] == [] and good["fail_some"]["status"] == "ok"
+        annotator = make_annotator(tmp_path, judge_specs(server, ["slow", "steady"]), judge_timeout=0.3)
+        records = [annotator.annotate(state(note=f"{NOTE} case {i}", instance_id=f"n{i}")) for i in range(6)]
+        dead_calls = server.count("slow")
+    assert dead_calls == 3
+    assert records[0]["slow"]["failure"].startswith("timed out")
+    assert all(r["slow"]["failure"].startswith("judge unavailable: timed out") for r in records[2:])
+    assert all(r["steady"]["status"] == "ok" for r in records)
 
 
 def test_judges_of_one_note_are_called_concurrently(tmp_path: Path) -> None:
@@ -156,33 +248,34 @@ def test_judges_of_one_note_are_called_concurrently(tmp_path: Path) -> None:
     assert record["failed_judges"] == []
 
 
-def test_calls_in_flight_are_bounded_by_the_shared_pool(tmp_path: Path) -> None:
-    """max_concurrent_calls caps the calls in flight even when a panel is larger."""
+def test_calls_in_flight_are_bounded_by_judge_max_concurrency(tmp_path: Path) -> None:
+    """judge_max_concurrency caps the calls in flight to an endpoint even when a panel is larger."""
     with JudgeServer(dict.fromkeys(["a", "b", "c"], "steady"), rendezvous=3, rendezvous_timeout=0.3) as server:
-        annotator = make_annotator(tmp_path, judge_specs(server, ["a", "b", "c"]), max_concurrent_calls=2)
+        annotator = make_annotator(tmp_path, judge_specs(server, ["a", "b", "c"]), judge_max_concurrency=2)
         record = annotator.annotate(state())
         assert server.max_in_flight == 2
     assert record["failed_judges"] == []
 
 
 @pytest.mark.parametrize(
-    ("error", "flags", "retried"),
+    ("error", "flags", "kind"),
     [
-        ("OpenAI error: Error code: 400 - {...}", None, False),
-        ("OpenAI error: Error code: 401 - {...}", None, False),
-        ("OpenAI error: Error code: 404 - {...}", None, False),
-        ("OpenAI error: Error code: 408 - {...}", None, True),
-        ("OpenAI error: Error code: 429 - {...}", None, True),
-        ("OpenAI error: Error code: 503 - {...}", None, True),
-        ("OpenAI error: Request timed out.", None, True),
-        ("OpenAI error: Connection error.", None, True),
-        ("Content blocked by OpenAI filter", ErrorFlags(is_retriable=False, is_fatal=False), False),
+        ("OpenAI error: Error code: 400 - {...}", None, "client"),
+        ("OpenAI error: Error code: 401 - {...}", None, "auth"),
+        ("OpenAI error: Error code: 403 - {...}", None, "auth"),
+        ("OpenAI error: Error code: 404 - {...}", None, "client"),
+        ("OpenAI error: Error code: 408 - {...}", None, "server"),
+        ("OpenAI error: Error code: 429 - {...}", None, "rate_limited"),
+        ("OpenAI error: Error code: 503 - {...}", None, "server"),
+        ("OpenAI error: Connection error.", None, "server"),
+        ("Content blocked by OpenAI filter", ErrorFlags(is_retriable=False, is_fatal=False), "filtered"),
     ],
 )
-def test_which_call_errors_are_retried(error: str, flags: ErrorFlags | None, retried: bool) -> None:
-    """A 4xx other than 408/429, or an error HELM flags not retriable, is final; the rest are retried."""
+def test_call_errors_are_classified_from_helms_error_text(error: str, flags: ErrorFlags | None, kind: str) -> None:
+    """Where the SDK's exception is not at hand (another client), HELM's error text decides: 4xx other than
+    408/429 is final, 401/403 stops the run, 429 waits, the rest are retried."""
     result = RequestResult(success=False, embedding=[], completions=[], cached=False, error=error, error_flags=flags)
-    assert _is_retryable(result) is retried
+    assert classify(result).kind == kind
 
 
 def test_a_rerun_replays_every_judge_call_from_helms_cache(panel: JudgeServer, tmp_path: Path) -> None:
@@ -213,19 +306,147 @@ def test_two_endpoints_serving_the_same_model_name_never_share_cache(tmp_path: P
 def test_the_key_reaches_the_server_and_nothing_else(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """JUDGE_API_KEY is sent as the bearer token but appears in no annotation and no log line, even when
-    the server echoes it back in an error."""
+    """JUDGE_API_KEY is sent as the bearer token but appears in no annotation and no log line."""
     secret = "sk-test-SECRET-7f3a9c"
     monkeypatch.setenv("JUDGE_API_KEY", secret)
     caplog.set_level(logging.DEBUG, logger="helm")
-    with JudgeServer({"steady": "steady", "leaky": "leaky", "nonsense": "nonsense"}) as server:
-        record = make_annotator(tmp_path, judge_specs(server, ["steady", "leaky", "nonsense"])).annotate(state())
+    with JudgeServer({"steady": "steady", "nonsense": "nonsense"}) as server:
+        record = make_annotator(tmp_path, judge_specs(server, ["steady", "nonsense"])).annotate(state())
         assert {r.authorization for r in server.requests} == {f"Bearer {secret}"}
-        assert server.count("leaky") == 1  # a 401 is not retried
-    assert record["leaky"]["failure"].startswith("call error: ") and "***" in record["leaky"]["failure"]
     assert secret not in json.dumps(record)
-    assert "Judge leaky failed" in caplog.text
-    assert secret not in caplog.text
+    assert "Judge nonsense failed" in caplog.text and secret not in caplog.text
+
+
+def test_a_refused_key_stops_the_run_with_one_line_naming_the_endpoint_not_the_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 401 (here one that echoes the key back, as some APIs do) is no judge failure to record per note:
+    no waiting fixes a wrong key. The run stops at the first one, and later notes make no call."""
+    secret = "sk-test-SECRET-7f3a9c"
+    monkeypatch.setenv("JUDGE_API_KEY", secret)
+    caplog.set_level(logging.DEBUG, logger="helm")
+    with JudgeServer({"leaky": "leaky"}) as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, ["leaky"]))
+        with pytest.raises(JudgeAccessError) as first:
+            annotator.annotate(state())
+        with pytest.raises(JudgeAccessError):
+            annotator.annotate(state(instance_id="note-2"))
+        assert server.count("leaky") == 1
+    message = str(first.value)
+    assert "\n" not in message and server.base_url in message and "HTTP 401" in message
+    assert "JUDGE_API_KEY_1" in message
+    assert secret not in message and secret not in caplog.text
+
+
+def test_a_hosted_judge_without_its_key_fails_before_any_call(tmp_path: Path) -> None:
+    judges = [{"name": "gpt", "model": "openai/gpt-4o-mini", "model_deployment": "openai/gpt-4o-mini"}]
+    with pytest.raises(JudgeAccessError, match="OPENAI_API_KEY"):
+        make_annotator(tmp_path, judges)
+
+
+def test_an_unknown_deployment_fails_before_any_call(tmp_path: Path) -> None:
+    judges = [{"name": "ghost", "model": "nobody/ghost", "model_deployment": "nobody/ghost", "base_url": None}]
+    with pytest.raises(JudgeAccessError, match="'ghost'.*no model deployment 'nobody/ghost'"):
+        make_annotator(tmp_path, judges)
+
+
+# ---------------------------------------------------------------- rate limits
+
+
+def annotate_notes(annotator: JudgeAnnotator, n: int, threads: int = 4) -> list[dict[str, Any]]:
+    """As HELM's AnnotationExecutor does: parallel_map over the notes."""
+    states = [state(note=f"{NOTE} Case {i}.", instance_id=f"n{i}") for i in range(n)]
+    return parallel_map(annotator.annotate, states, parallelism=threads)
+
+
+@pytest.mark.parametrize("retry_after", ["seconds", "date", "ms"])
+def test_a_rate_limited_endpoint_loses_no_judgment(tmp_path: Path, retry_after: str) -> None:
+    """An endpoint answering 429 with Retry-After (seconds, HTTP date or retry-after-ms) once its rolling
+    window is full: every judgment is still made, because calls wait as told instead of giving up."""
+    panel = ["a", "b", "c"]
+    with JudgeServer(dict.fromkeys(panel, "steady"), rate_limit=(6, 1.0), retry_after=retry_after) as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, panel), judge_max_wait=60)
+        records = annotate_notes(annotator, 8)
+        rejected = server.rejected_429
+    assert rejected > 0, "the server must have pushed back for this test to mean anything"
+    assert all(r["failed_judges"] == [] for r in records)
+
+
+def test_one_429_makes_every_call_to_the_endpoint_wait(tmp_path: Path) -> None:
+    """After a 429 saying "Retry-After: 2", no call reaches that endpoint for those two seconds."""
+    panel = ["a", "b", "c"]
+    with JudgeServer(dict.fromkeys(panel, "steady"), rate_limit=(3, 2.0), retry_after="seconds") as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, panel), judge_max_wait=60)
+        annotate_notes(annotator, 3)
+        arrivals = list(server.arrivals)
+    first_429 = next(t for t, status in arrivals if status == 429)
+    blocked = [t for t, _ in arrivals if first_429 + 0.2 < t < first_429 + 1.0]
+    assert blocked == []
+
+
+def test_a_declared_rpm_makes_no_429_and_gives_up_cleanly_past_max_wait(tmp_path: Path) -> None:
+    """judge_rpm keeps under a known limit client-side: the server never says 429; a call that cannot get a
+    slot within judge_max_wait fails as rate limited, without reaching the server."""
+    with JudgeServer({"a": "steady"}, rate_limit=(3, 60.0)) as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, ["a"]), judge_rpm=3, judge_max_wait=1)
+        records = [annotator.annotate(state(note=f"{NOTE} {i}", instance_id=f"n{i}")) for i in range(4)]
+        assert server.rejected_429 == 0 and server.count("a") == 3
+    assert [r["failed_judges"] for r in records] == [[], [], [], ["a"]]
+    assert records[3]["a"]["failure"].startswith("gave up waiting")
+
+
+def test_a_rate_limited_call_gives_up_only_after_judge_max_wait(tmp_path: Path) -> None:
+    """An endpoint whose Retry-After is beyond judge_max_wait: the call fails as rate limited."""
+    with JudgeServer({"a": "steady"}, rate_limit=(1, 60.0)) as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, ["a"]), judge_max_wait=2)
+        first = annotator.annotate(state(instance_id="n1"))
+        second = annotator.annotate(state(note=NOTE + " again", instance_id="n2"))
+    assert first["failed_judges"] == [] and second["failed_judges"] == ["a"]
+    assert second["a"]["failure"].startswith(("rate limited", "gave up waiting"))
+
+
+# ---------------------------------------------------------------- a key for each endpoint
+
+
+@pytest.mark.parametrize(
+    ("env", "credentials"),
+    [
+        ({"JUDGE_API_KEY_1": "key-one-1111", "JUDGE_API_KEY_2": "key-two-2222"}, {}),
+        ({}, {"judgeApiKeys": {"{one}": "key-one-1111", "{two}": "key-two-2222"}}),
+        ({"JUDGE_API_KEY_2": "key-two-2222"}, {"judgeApiKeys": {"{one}": "key-one-1111"}}),
+    ],
+    ids=["numbered-env", "credentials-map", "mixed"],
+)
+def test_two_endpoints_with_their_own_keys_judge_every_note(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: dict[str, str], credentials: dict[str, Any]
+) -> None:
+    with (
+        JudgeServer({"a": "steady"}, api_key="key-one-1111") as one,
+        JudgeServer({"b": "steady"}, api_key="key-two-2222") as two,
+    ):
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        if credentials:
+            urls = {"{one}": one.base_url, "{two}": two.base_url}
+            credentials = {"judgeApiKeys": {urls[k]: v for k, v in credentials["judgeApiKeys"].items()}}
+        judges = judge_specs(one, ["a"], endpoint_index=1) + judge_specs(two, ["b"], endpoint_index=2)
+        records = annotate_notes(make_annotator(tmp_path, judges, credentials=credentials), 3)
+    assert all(r["failed_judges"] == [] for r in records)
+
+
+def test_swapped_keys_fail_loudly_naming_the_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JUDGE_API_KEY_1", "key-two-2222")
+    monkeypatch.setenv("JUDGE_API_KEY_2", "key-one-1111")
+    with (
+        JudgeServer({"a": "steady"}, api_key="key-one-1111") as one,
+        JudgeServer({"b": "steady"}, api_key="key-two-2222") as two,
+    ):
+        judges = judge_specs(one, ["a"], endpoint_index=1) + judge_specs(two, ["b"], endpoint_index=2)
+        with pytest.raises(JudgeAccessError) as raised:
+            make_annotator(tmp_path, judges).annotate(state())
+    message = str(raised.value)
+    assert one.base_url in message or two.base_url in message
+    assert "key-one" not in message and "key-two" not in message
 
 
 def test_the_factory_injects_the_credentials_key_and_the_env_key_wins(
@@ -272,12 +493,3 @@ def test_an_empty_answer_is_not_sent_to_judges(tmp_path: Path, answer: str, use_
         record = make_annotator(tmp_path, judge_specs(server, ["steady"]), use_think=use_think).annotate(state(answer))
         assert server.count() == 0
     assert record == {"failed_judges": [], "answer": "empty"}
-
-
-def test_an_unknown_deployment_is_a_recorded_failure_not_a_crash(tmp_path: Path) -> None:
-    """A judge HELM cannot build a client for fails for the note; annotate never raises for a judge."""
-    judges = [{"name": "ghost", "model": "nobody/ghost", "model_deployment": "nobody/ghost", "base_url": None}]
-    record = make_annotator(tmp_path, judges).annotate(state())
-    assert record["failed_judges"] == ["ghost"]
-    assert record["ghost"]["failure"].startswith("call error: ")
-    assert record["ghost"]["model_deployment"] == "nobody/ghost"

@@ -16,7 +16,7 @@ from helm.benchmark.scenarios.scenario import TEST_SPLIT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.metric import MTSamplesProceduresMetric
+from helm_mtsamples_ext.metric import MTSamplesProceduresMetric, UnjudgedNotesError
 from helm_mtsamples_ext.scoring import instance_stat_names, normalise_score, run_stat_names, score_note
 from tests.states import request_state as make_state
 
@@ -193,9 +193,9 @@ def scenario_state(records: list[Any]) -> ScenarioState:
     return ScenarioState(ADAPTER, [request_state(r, instance_id=f"n{i}") for i, r in enumerate(records)])
 
 
-def run_evaluate(judge_names: list[str], records: list[Any]) -> tuple[dict[str, Stat], list[str]]:
+def run_evaluate(judge_names: list[str], records: list[Any], **args: Any) -> tuple[dict[str, Stat], list[str]]:
     spec = MetricSpec(
-        class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args={"judge_names": judge_names}
+        class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args={"judge_names": judge_names, **args}
     )
     result = create_metric(spec).evaluate(scenario_state(records), None, "", parallelism=1)  # type: ignore[arg-type]
     per_instance = [s.name.name for p in result.per_instance_stats for s in p.stats]
@@ -260,17 +260,37 @@ def test_metadata_covers_every_stat_the_metric_emits() -> None:
     assert all(m.display_name and m.short_display_name and m.description and m.group for m in metadata)
 
 
-def test_a_run_with_unjudged_notes_says_so(caplog: pytest.LogCaptureFixture) -> None:
-    """No silent success: when every judge failed on some notes, the run warns with the count."""
-    records = [
-        {"A": judge(), "B": judge(), "failed_judges": []},
-        {"A": FAILED, "B": FAILED, "failed_judges": ["A", "B"]},
-    ]
+UNJUDGED_RECORDS = [
+    {"A": judge(), "B": judge(), "failed_judges": []},
+    {
+        "A": {**FAILED, "failure": "rate limited (HTTP 429): slow down"},
+        "B": {**FAILED, "failure": "timed out: Request timed out."},
+        "failed_judges": ["A", "B"],
+    },
+]
+
+
+def test_unjudged_notes_past_max_unjudged_fail_the_run_with_the_reasons() -> None:
+    """By default (max_unjudged=0) one unjudged note fails the run: one line with the count, the kinds of
+    failure, and that a re-run makes only the failed calls."""
+    with pytest.raises(UnjudgedNotesError) as raised:
+        run_evaluate(["A", "B"], UNJUDGED_RECORDS)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("1 of 2 notes have no reward")
+    assert "rate limited (HTTP 429) ×1" in message and "timed out ×1" in message
+    assert "Re-running the same command makes only the failed judge calls" in message
+
+
+def test_unjudged_notes_within_max_unjudged_are_reported_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
+    """max_unjudged=1 keeps such runs: the stat counts them and the log says how many."""
     with caplog.at_level(logging.WARNING, logger="helm"):
-        aggregated, _ = run_evaluate(["A", "B"], records)
+        aggregated, _ = run_evaluate(["A", "B"], UNJUDGED_RECORDS, max_unjudged=0.5)
     assert aggregated[f"{P}_unjudged"].mean == 0.5
     assert any("1 of 2 notes have no reward" in r.getMessage() for r in caplog.records)
-    caplog.clear()
+
+
+def test_a_fully_judged_run_neither_warns_nor_fails(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="helm"):
-        run_evaluate(["A", "B"], records[:1])
+        run_evaluate(["A", "B"], UNJUDGED_RECORDS[:1])
     assert not any("have no reward" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,78 @@
+"""Structured output for judges: the verdict's JSON schema and the ways servers accept it.
+
+Why: a judge constrained to the verdict schema cannot echo the prompt's format line, write prose, or
+give a 4.5; even a 135M model returns a parseable verdict. But servers disagree on how to ask:
+
+- ``json_schema``: OpenAI and vLLM (``{"type": "json_schema", "json_schema": {...}}``), which HELM's
+  ``OpenAIClient`` sends for a ``Request.response_format``;
+- ``json_object``: llama.cpp's Python server answers HTTP 500 to ``json_schema`` (its pydantic model only
+  allows ``text`` or ``json_object``) but takes ``{"type": "json_object", "schema": {...}}``;
+- ``off``: no constraint, the plain prompt and the tolerant parser (the last resort).
+
+``auto`` tries them in that order once per endpoint and model, then keeps what worked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from helm.common.response_format import ResponseFormat
+
+from helm_mtsamples_ext.scoring import DIMENSIONS, MAX_SCORE, MIN_SCORE
+
+STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off")
+FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")
+
+
+def _dimension_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "score": {"type": "integer", "enum": list(range(MIN_SCORE, MAX_SCORE + 1))},
+            "explanation": {"type": "string"},
+        },
+        "required": ["score", "explanation"],
+        "additionalProperties": False,
+    }
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {dim: _dimension_schema() for dim in DIMENSIONS},
+    "required": list(DIMENSIONS),
+    "additionalProperties": False,
+}
+"""Every object closed and every field required: OpenAI's strict mode refuses a schema otherwise."""
+
+
+@dataclass(frozen=True)
+class JudgeResponseFormat(ResponseFormat):
+    """HELM's ResponseFormat plus how to send it; HELM's own clients read only ``json_schema`` and send
+    it as ``json_schema``, ours (``endpoints.JudgeEndpointClient``) also honours ``mode="json_object"``."""
+
+    mode: str = "json_schema"
+
+
+def response_format(mode: str) -> JudgeResponseFormat | None:
+    """The ``Request.response_format`` for a concrete mode (``off`` → None)."""
+    if mode == "off":
+        return None
+    if mode not in FALLBACK_ORDER:
+        raise ValueError(f"not a concrete structured-output mode: {mode!r}")
+    return JudgeResponseFormat(json_schema=VERDICT_SCHEMA, mode=mode)
+
+
+def modes_to_try(setting: str, supported: tuple[str, ...] = FALLBACK_ORDER) -> tuple[str, ...]:
+    """The modes a judge goes through, best first: ``auto`` walks the fallback order (skipping modes the
+    judge's client cannot send); a fixed setting is used alone."""
+    if setting not in STRUCTURED_MODES:
+        raise ValueError(f"judge_structured must be one of {STRUCTURED_MODES}, got {setting!r}")
+    if setting != "auto":
+        return (setting,)
+    return tuple(mode for mode in FALLBACK_ORDER if mode in supported or mode == "off")
+
+
+def json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` body llama.cpp-style servers accept."""
+    return {"type": "json_object", "schema": schema}

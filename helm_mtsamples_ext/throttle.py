@@ -1,0 +1,181 @@
+"""Pacing calls to judge endpoints the way providers ask, and giving up on a dead judge quickly.
+
+Why each piece exists (measured against real servers):
+- ``Retry-After``: a hosted API under load answers 429 and says when to come back; retrying sooner
+  only earns more 429s, and giving up after a few quick tries loses judgments waiting would have saved.
+- One wait per endpoint: a 429 is about the endpoint (the key's quota), not the call that got it, so
+  every call to that endpoint waits, not just the one that was told.
+- Adaptive concurrency (as Inspect's adaptive connections): halve the calls in flight on a 429, grow
+  by one after a run of successes, never above the configured maximum.
+- ``judge_rpm``: when the limit is known, a client-side limiter (pyrate-limiter) keeps under it, so
+  there is no 429 at all.
+- The breaker: a judge that never answers would cost a timeout on every call of every note; after a
+  few timeouts in a row its calls fail at once, and one probe now and then tests it again.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+from pyrate_limiter import Duration, Limiter, Rate
+
+MAX_RETRY_AFTER = 3600.0
+"""A Retry-After beyond an hour is taken as an hour (the call's own deadline still applies)."""
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, else ``Retry-After`` (seconds or an HTTP date); None if absent."""
+    if not headers:
+        return None
+    lower = {str(k).lower(): str(v) for k, v in headers.items()}
+    seconds: float | None = None
+    if "retry-after-ms" in lower:
+        try:
+            seconds = float(lower["retry-after-ms"]) / 1000
+        except ValueError:
+            seconds = None
+    if seconds is None and "retry-after" in lower:
+        value = lower["retry-after"].strip()
+        try:
+            seconds = float(value)
+        except ValueError:
+            try:
+                when = parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):
+                return None
+            seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds is None or seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def backoff(attempt: int, base: float, cap: float = 60.0) -> float:
+    """Full-jitter exponential backoff for the ``attempt``-th retry (1-based)."""
+    return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
+
+
+class GateTimeout(Exception):
+    """The endpoint will not take a call before the caller's deadline."""
+
+
+class EndpointGate:
+    """Admission to one endpoint: waits out a 429's Retry-After, bounds calls in flight adaptively,
+    and keeps under a declared requests-per-minute limit."""
+
+    def __init__(
+        self,
+        max_concurrency: int,
+        rpm: float | None = None,
+        grow_after: int = 8,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.limit = self.max_concurrency
+        self.in_flight = 0
+        self.blocked_until = 0.0
+        self.rate_limited = 0
+        self._grow_after = grow_after
+        self._successes = 0
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._limiter = Limiter(Rate(max(1, int(rpm)), Duration.MINUTE)) if rpm else None
+
+    def acquire(self, deadline: float) -> None:
+        """Wait for a slot; raises GateTimeout if none comes before ``deadline`` (a clock() value)."""
+        with self._cond:
+            while True:
+                now = self._clock()
+                if self.blocked_until > deadline:
+                    raise GateTimeout(f"the endpoint asked to wait {self.blocked_until - now:.0f} s")
+                if now >= self.blocked_until and self.in_flight < self.limit:
+                    self.in_flight += 1
+                    break
+                if now >= deadline:
+                    raise GateTimeout("no free slot before the deadline")
+                wake = self.blocked_until if now < self.blocked_until else deadline
+                self._cond.wait(timeout=max(0.001, min(wake, deadline) - now))
+        if self._limiter is not None:
+            remaining = max(0.0, deadline - self._clock())
+            if not self._limiter.try_acquire("endpoint", blocking=True, timeout=remaining):
+                self.release()
+                raise GateTimeout("the declared judge_rpm leaves no room before the deadline")
+
+    def release(self) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    def succeeded(self) -> None:
+        with self._cond:
+            self._successes += 1
+            if self._successes >= self._grow_after and self.limit < self.max_concurrency:
+                self.limit += 1
+                self._successes = 0
+                self._cond.notify_all()
+
+    def throttled(self, retry_after: float | None, fallback_wait: float) -> None:
+        """A 429: everyone waits ``retry_after`` (or ``fallback_wait``), and fewer calls go at once."""
+        with self._cond:
+            self.rate_limited += 1
+            self._successes = 0
+            wait = retry_after if retry_after is not None else fallback_wait
+            self.blocked_until = max(self.blocked_until, self._clock() + wait)
+            self.limit = max(1, min(self.limit, self.in_flight) // 2)
+            self._cond.notify_all()
+
+
+@dataclass
+class BreakerState:
+    failures: int = 0
+    open_until: float = 0.0
+    probing: bool = False
+    last_error: str = ""
+
+
+class Breaker:
+    """A judge's circuit breaker: ``threshold`` timeouts or connection failures in a row open it for
+    ``cooldown`` seconds; then exactly one call goes through as a probe while the rest still fail fast.
+
+    Hand-written rather than pybreaker: only unanswered calls may count (an HTTP error means the judge
+    is alive), and the half-open state must admit a single probe among concurrent callers."""
+
+    def __init__(self, threshold: int = 3, cooldown: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.threshold = threshold
+        self.cooldown = cooldown
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._state = BreakerState()
+
+    def admit(self) -> tuple[bool, str]:
+        """(may this call go, the last error when not)."""
+        with self._lock:
+            state = self._state
+            if state.failures < self.threshold:
+                return True, ""
+            if state.probing or self._clock() < state.open_until:
+                return False, state.last_error
+            state.probing = True
+            return True, ""
+
+    def answered(self) -> None:
+        with self._lock:
+            self._state = BreakerState()
+
+    def unanswered(self, error: str) -> None:
+        with self._lock:
+            state = self._state
+            state.failures += 1
+            state.last_error = error
+            state.probing = False
+            if state.failures >= self.threshold:
+                state.open_until = self._clock() + self.cooldown
+
+    def released(self) -> None:
+        """A call admitted as the probe ended without telling anything (e.g. a deadline): let another probe."""
+        with self._lock:
+            self._state.probing = False

@@ -38,9 +38,9 @@ from helm.common.request import GeneratedOutput, Request, RequestResult  # noqa:
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
 from helm_mtsamples_ext.endpoints import (  # noqa: E402
-    PLACEHOLDER_API_KEY,
-    credentials_with_key,
+    credentials_with_keys,
     register_endpoint_deployment,
+    resolve_endpoint_keys,
 )
 from tests.judge_server import JudgeServer  # noqa: E402
 
@@ -96,7 +96,8 @@ def main() -> None:
         deployments = {m: register_endpoint_deployment(server.base_url, m, 60.0) for m in models}
         helm_models = {m: AnnotatorModelInfo(model_name=d, model_deployment=d) for m, d in deployments.items()}
         # HELM's annotator reads the (placeholder) key the usual HELM way, from credentials.
-        credentials = credentials_with_key({}, [server.base_url], PLACEHOLDER_API_KEY)
+        keyless = resolve_endpoint_keys([(1, server.base_url)], credentials={}, environ={})
+        credentials = credentials_with_keys({}, keyless.values())
         helm = MTSamplesProceduresAnnotator(auto_client=fresh_auto_client(credentials), annotator_models=helm_models)
         helm_time, helm_records = timed(helm, states, args.num_threads)
         helm_calls = server.count() - ours_calls

@@ -133,9 +133,10 @@ def resolve_endpoint_keys(
 
     A URL listed at several positions takes the key of its first position."""
     env = os.environ if environ is None else environ
-    by_url_raw = credentials.get(API_KEYS_CREDENTIAL) or {}
-    by_url = {normalise_base_url(str(u)): str(k) for u, k in dict(by_url_raw).items()} if by_url_raw else {}
-    shared_env, shared_cred = env.get(API_KEY_ENV), credentials.get(API_KEY_CREDENTIAL)
+    by_url_raw = credentials.get(API_KEYS_CREDENTIAL, None) or {}  # pyhocon raises without a default
+    # pyhocon keeps the quotes of a quoted key that holds a dot ("http://host/v1" stays quoted).
+    by_url = {normalise_base_url(str(u).strip('"')): str(k) for u, k in dict(by_url_raw).items()} if by_url_raw else {}
+    shared_env, shared_cred = env.get(API_KEY_ENV), credentials.get(API_KEY_CREDENTIAL, None)
     keys: dict[str, EndpointKey] = {}
     for position, base_url in sorted(endpoints):
         url = normalise_base_url(base_url)

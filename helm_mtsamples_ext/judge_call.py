@@ -20,9 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-import openai
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
 from helm.clients.openai_client import OpenAIClient
@@ -32,7 +30,8 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from helm_mtsamples_ext.endpoints import JudgeEndpointClient
 from helm_mtsamples_ext.judging import REPAIR_INSTRUCTION, Verdict, parse_verdict
 from helm_mtsamples_ext.structured import FALLBACK_ORDER, modes_to_try, response_format
-from helm_mtsamples_ext.throttle import Breaker, EndpointGate, GateTimeout, backoff, parse_retry_after
+from helm_mtsamples_ext.throttle import Breaker, EndpointGate, GateTimeout, backoff
+from helm_mtsamples_ext.wire import CacheTap, Sent, classify
 
 CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
 _FORMAT_SUSPECT = (400, 415, 422, 500, 501)  # how servers refuse a response_format they do not know
@@ -79,83 +78,10 @@ class CallOutcome:
     structured: str | None = None
 
 
-@dataclass
-class Sent:
-    """One exchange with the server, classified."""
-
-    kind: str  # ok | rate_limited | timeout | connection | server | client | auth | filtered | unavailable
-    text: str = ""
-    finish: str | None = None
-    error: str = ""
-    status: int | None = None
-    retry_after: float | None = None
-    tokens: int | None = None
-
-
 class _Transient(Exception):
     def __init__(self, sent: Sent) -> None:
         super().__init__(sent.error)
         self.sent = sent
-
-
-class _CacheTap:
-    """Stands in for a client's HELM cache to see what HELM drops: ``usage`` tokens in the cached response,
-    and the SDK exception (status, Retry-After headers, timeout) that HELM turns into an error string."""
-
-    def __init__(self, cache: Any) -> None:
-        self._cache = cache
-        self._local = threading.local()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cache, name)
-
-    def get(self, request: Any, compute: Callable[[], Any]) -> Any:
-        def tapped() -> Any:
-            try:
-                return compute()
-            except Exception as e:
-                self._local.error = e
-                raise
-
-        response, cached = self._cache.get(request, tapped)
-        usage = response.get("usage") if isinstance(response, dict) else None
-        self._local.tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-        return response, cached
-
-    def take(self) -> tuple[int | None, BaseException | None]:
-        tokens, error = getattr(self._local, "tokens", None), getattr(self._local, "error", None)
-        self._local.tokens = self._local.error = None
-        return (tokens if isinstance(tokens, int) else None), error
-
-
-def classify(result: RequestResult, error: BaseException | None = None, tokens: int | None = None) -> Sent:
-    """What an exchange was, from HELM's result and, when the tap saw it, the SDK's exception."""
-    if result.success and result.completions:
-        completion = result.completions[0]
-        reason = (completion.finish_reason or {}).get("reason")
-        return Sent("ok", text=completion.text, finish=reason, tokens=tokens)
-    message = result.error or "no completion returned"
-    if isinstance(error, openai.APITimeoutError):
-        return Sent("timeout", error=f"timed out: {message}")
-    if isinstance(error, openai.APIConnectionError):
-        return Sent("connection", error=f"connection failed: {message}")
-    status = error.status_code if isinstance(error, openai.APIStatusError) else None
-    headers = dict(error.response.headers) if isinstance(error, openai.APIStatusError) else None
-    if status is None and "Error code: " in message:
-        code = message.split("Error code: ", 1)[1][:3]
-        status = int(code) if code.isdigit() else None
-    if "blocked" in message.lower() and "filter" in message.lower():
-        return Sent("filtered", error=f"reply cut off (content filter): {message}", tokens=tokens)
-    if status == 429:
-        return Sent("rate_limited", error=f"rate limited (HTTP 429): {message}", status=429,
-                     retry_after=parse_retry_after(headers), tokens=tokens)  # fmt: skip
-    if status in (401, 403):
-        return Sent("auth", error=f"HTTP {status}: {message}", status=status)
-    if status is not None and 400 <= status < 500 and status not in (408, 409):
-        return Sent("client", error=f"HTTP {status}: {message}", status=status)
-    if status is None and result.error_flags is not None and result.error_flags.is_retriable is False:
-        return Sent("client", error=message)
-    return Sent("server", error=f"HTTP {status}: {message}" if status else f"call error: {message}", status=status)
 
 
 @dataclass
@@ -202,8 +128,8 @@ class JudgeCaller:
             if deployment not in self._clients:
                 client = self._auto_client._get_client(deployment)
                 cache = getattr(client, "cache", None)
-                if cache is not None and not isinstance(cache, _CacheTap):
-                    setattr(client, "cache", _CacheTap(cache))  # noqa: B010 - CachingClient.cache, not on Client
+                if cache is not None and not isinstance(cache, CacheTap):
+                    setattr(client, "cache", CacheTap(cache))  # noqa: B010 - CachingClient.cache, not on Client
                 self._clients[deployment] = client
             return self._clients[deployment]
 
@@ -310,10 +236,10 @@ class JudgeCaller:
             try:
                 client = self.client(target.model_deployment)
                 tap = getattr(client, "cache", None)
-                if isinstance(tap, _CacheTap):
+                if isinstance(tap, CacheTap):
                     tap.take()
                 result = client.make_request(request)
-                tokens, error = tap.take() if isinstance(tap, _CacheTap) else (None, None)
+                tokens, error = tap.take() if isinstance(tap, CacheTap) else (None, None)
             except Exception as e:  # a client raising instead of returning an error result
                 failed = RequestResult(
                     success=False, embedding=[], completions=[], cached=False, error=f"{type(e).__name__}: {e}"

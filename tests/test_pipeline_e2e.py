@@ -129,7 +129,9 @@ def test_dry_run_needs_no_judge_and_no_credentials(pinned_notes_dir: Path, tmp_p
 
 
 def test_panel_of_misbehaving_judges_is_recorded_judge_by_judge(mirror: NoteMirror, tmp_path: Path) -> None:
-    """Each judge's outcome is recorded as what it was; failures count for nothing; the run finishes."""
+    """Each judge's outcome is recorded as what it was: a failure is never a score, and the run finishes
+    because the steady judges scored every note. Faults of real servers: a 500 to json_schema (llama.cpp),
+    a template echo, a reply cut off by max_tokens, a hung judge, an unparseable reply a repair turn fixes."""
     fixed = {"accuracy": 4, "completeness": 3, "clarity": 5}
     panel = {
         "steady": Behaviour("steady", fixed),
@@ -140,35 +142,48 @@ def test_panel_of_misbehaving_judges_is_recorded_judge_by_judge(mirror: NoteMirr
         "slow": Behaviour("slow", fixed),
         "partial": Behaviour("partial", fixed),
         "quoter": Behaviour("quoter", {"accuracy": 2, "completeness": 2, "clarity": 2}),
+        "schema_refuser": Behaviour("schema_refuser", fixed),
+        "echo": Behaviour("echo"),
+        "cut_off": Behaviour("cut_off", fixed),
+        "repairable": Behaviour("repairable", fixed),
     }
-    with JudgeServer(panel, hold_seconds=30) as judge:
+    # cut_below beyond any max_tokens the annotator asks for: cut_off's every reply is cut off.
+    with JudgeServer(panel, hold_seconds=30, cut_below=10**6) as judge:
         entry = f"{P}:model=simple/model1,judges={'+'.join(panel)},judge_base_url={judge.base_url},judge_timeout=1"
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
-        helm_tool("helm-run", "--run-entries", entry, "--suite", "panel", "-m", "2", cwd=tmp_path, env=env)
+        output = helm_tool("helm-run", "--run-entries", entry, "--suite", "panel", "-m", "2", cwd=tmp_path, env=env)
         flaky_calls = judge.count("flaky")
 
     run = run_dir(tmp_path / "benchmark_output", "panel")
     states = request_states(run)
     assert len(states) == 2
+    failed = ["nonsense", "out_of_range", "slow", "echo", "cut_off"]
     for state in states:
         record = state["annotations"][P]
         scores = {name: {d: record[name][d]["score"] for d in fixed} for name in panel}
-        for ok in ("steady", "prose_fence", "flaky"):
-            assert record[ok]["status"] == "ok" and scores[ok] == fixed
+        for ok in ("steady", "prose_fence", "flaky", "schema_refuser", "repairable"):
+            assert record[ok]["status"] == "ok" and scores[ok] == fixed, ok
+        assert record["schema_refuser"]["structured"] == "json_object"
         assert scores["quoter"] == {"accuracy": 2, "completeness": 2, "clarity": 2}, "the planted 5s were read"
         assert record["partial"]["status"] == "ok" and scores["partial"] == {**fixed, "clarity": None}
         assert "clarity" in record["partial"]["invalid"]
+        for name in failed:
+            assert record[name]["status"] == "failed" and set(scores[name].values()) == {None}, name
         assert record["nonsense"]["failure"].startswith("no verdict in reply") and record["nonsense"]["raw_reply"]
         assert record["out_of_range"]["failure"].startswith("no valid dimension")
         assert set(record["out_of_range"]["invalid"]) == {"accuracy", "completeness", "clarity"}
-        assert record["slow"]["failure"].startswith("call error")
-        assert sorted(record["failed_judges"]) == ["nonsense", "out_of_range", "slow"]
+        assert record["echo"]["failure"] == "no valid dimension"
+        assert record["cut_off"]["failure"] == "reply cut off (max_tokens)"
+        assert record["slow"]["failure"].startswith(("timed out", "judge unavailable"))
+        assert sorted(record["failed_judges"]) == sorted(failed)
     assert flaky_calls == 2 * len(states), "flaky fails once per note, then the retry succeeds"
+    assert "judgeApiKey" not in output, "HELM's key warning is for annotators that take an api_key; ours does not"
 
-    # Five judges parsed on each note: steady, prose_fence, flaky (12/15), partial (7/10), quoter (6/15).
-    expected = (3 * 12 / 15 + (4 + 3) / 10 + 6 / 15) / 5
+    # Seven judges parsed on each note: steady, prose_fence, flaky, schema_refuser, repairable (12/15 each),
+    # partial (7/10), quoter (6/15).
+    expected = (5 * 12 / 15 + (4 + 3) / 10 + 6 / 15) / 7
     assert stat(run, f"{P}_reward")["mean"] == pytest.approx(expected)
-    assert stat(run, f"{P}_judge_failures")["mean"] == 3
+    assert stat(run, f"{P}_judge_failures")["mean"] == len(failed)
     assert stat(run, f"{P}_unjudged")["mean"] == 0
 
 

@@ -172,10 +172,53 @@ def test_duplicate_judges_get_distinct_names() -> None:
         ({"judge_prompt": "other"}, "judge_prompt"),
         ({"use_think": "maybe"}, "use_think"),
         ({"judge_timeout": "0"}, "judge_timeout"),
+        ({"judge_timeout": "abc"}, "judge_timeout must be a positive number of seconds, got 'abc'"),
         ({"judges": "failed_judges"}, "may not be named"),
+        ({"judges": ""}, "judges= must name one or more judges"),
+        ({"judges": "a+"}, "judges= must name one or more judges"),
+        ({"judge_structured": "xml"}, "judge_structured must be one of auto, json_schema, json_object, off"),
+        ({"judge_max_wait": "-1"}, "judge_max_wait"),
+        ({"judge_max_concurrency": "2.5"}, "judge_max_concurrency must be a positive whole number"),
+        ({"judge_rpm": "0"}, "judge_rpm"),
+        ({"max_unjudged": "1.5"}, "max_unjudged must be a share between 0 and 1"),
+        ({"judge_timout": "5"}, "unknown argument"),
     ],
 )
 def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
     """A typo in a run entry is an error naming the argument, not a silently different run."""
     with pytest.raises(ValueError, match=message):
         get_mtsamples_procedures_spec(**args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("http://127.0.0.1:1/v1?auth=SECRETVALUE", "'auth'"),
+        ("http://127.0.0.1:1/v1?sig=SECRETVALUE&api-version=1", "'sig'"),
+        ("http://user:SECRETVALUE@127.0.0.1:1/v1", "user:password@"),
+    ],
+)
+def test_a_judge_url_that_could_carry_a_secret_is_refused_without_echoing_it(url: str, named: str) -> None:
+    """Run entries land in run_spec.json and logs: any query parameter but api-version is refused, and the
+    message names the parameter, never its value."""
+    with pytest.raises(ValueError) as raised:
+        get_mtsamples_procedures_spec(judges="a", judge_base_url=url)
+    assert named in str(raised.value) and "SECRETVALUE" not in str(raised.value)
+
+
+def test_new_judging_arguments_reach_the_annotator_and_metric_only_when_set() -> None:
+    """Defaults stay out of run_spec.json (earlier runs keep their names and files); set ones are passed."""
+    plain = get_mtsamples_procedures_spec()
+    assert set(plain.annotators[0].args) == {"judges", "judge_prompt", "use_think", "judge_timeout"}
+    tuned = get_mtsamples_procedures_spec(
+        judge_structured="off", judge_max_wait="60", judge_max_concurrency="4", judge_rpm="500", max_unjudged="0.1"
+    )
+    args = tuned.annotators[0].args
+    assert (args["judge_structured"], args["judge_max_wait"], args["judge_max_concurrency"], args["judge_rpm"]) == (
+        "off",
+        60.0,
+        4,
+        500.0,
+    )
+    assert tuned.metric_specs[-1].args["max_unjudged"] == 0.1
+    assert "max_unjudged=0.1" in tuned.name and "judge_rpm=500" in tuned.name

@@ -8,6 +8,7 @@ Uncertainty is about the notes, so bootstraps resample notes, never individual j
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,30 @@ def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[fl
     )
     interval = result.confidence_interval
     return (float(interval.low), float(interval.high), result.bootstrap_distribution)
+
+
+def paired_ci(
+    samples: tuple[np.ndarray, ...], statistic: Callable[..., float], settings: BootstrapSettings
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of any statistic of per-note paired samples; NaN below two notes.
+
+    The same resampled notes feed every sample (`paired=True`), as in `paired_difference`; for statistics such
+    as the judge audit's AUROC that are not a mean of per-note values.
+    """
+    if samples[0].size < 2:
+        return (np.nan, np.nan)
+    result = stats.bootstrap(
+        samples,
+        statistic,
+        paired=True,
+        n_resamples=settings.n_resamples,
+        confidence_level=settings.confidence,
+        method="percentile",
+        vectorized=False,
+        rng=np.random.default_rng(settings.seed),
+    )
+    interval = result.confidence_interval
+    return (float(interval.low), float(interval.high))
 
 
 def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:

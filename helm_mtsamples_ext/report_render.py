@@ -104,7 +104,7 @@ def _draw_controls(left: Axes, controls: pd.DataFrame) -> None:
         if style == "-" and not (pd.isna(low) or pd.isna(high)):
             left.axvspan(low, high, color=color, alpha=0.12, linewidth=0)
     if len(controls):
-        left.legend(loc="lower left", fontsize=7, title="control runs", title_fontsize=7)
+        left.legend(loc="best", fontsize=7, title="control runs", title_fontsize=7)
 
 
 def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str) -> None:

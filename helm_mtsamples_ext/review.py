@@ -67,9 +67,12 @@ def _number(value: object) -> float | None:
 
 
 def reward_spread(rewards: pd.Series) -> float | None:
-    """max - min of the judges' rewards that exist; None when fewer than two judges counted."""
+    """max - min of the judges' rewards that exist; None when fewer than two judges counted.
+
+    Rounded to 9 places so that equal spreads sort as equal (1.0 - 0.8 and 0.6 - 0.4 differ in the last bit).
+    """
     valid = rewards.dropna()
-    return float(valid.max() - valid.min()) if len(valid) >= 2 else None
+    return round(float(valid.max() - valid.min()), 9) if len(valid) >= 2 else None
 
 
 def _judge(row: pd.Series) -> JudgeView:

@@ -26,6 +26,8 @@ The panel (note reward = mean over the judges that counted):
 from __future__ import annotations
 
 import math
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +40,8 @@ from report_fixtures import (
     NOTES,
     STRONG,
     STRONG_RUN,
+    WEAK,
+    WEAK_RUN,
     Run,
     build_suite,
     control_run,
@@ -81,9 +85,9 @@ PADDED = control_run(
 
 
 def build_audit_suite(output: Path) -> Path:
-    """Controls and a real model under one panel, plus a panel with no controls (judge-three)."""
+    """Controls and two real models under one panel, plus a panel with no controls (judge-three)."""
     other_panel = Run(STRONG, ["judge-three"], {"n1.txt": {"judge-three": ok(4, 4, 4)}}, extra_args="j=3")
-    suite = build_suite(output, [REFERENCE, TRUNCATED, PADDED, STRONG_RUN, other_panel])
+    suite = build_suite(output, [REFERENCE, TRUNCATED, PADDED, STRONG_RUN, WEAK_RUN, other_panel])
     # The shuffled run lists its notes in another order: notes are paired by instance id, not by position.
     write_run(suite, SHUFFLED, list(reversed(NOTES)))
     return suite
@@ -233,10 +237,13 @@ def test_figure_draws_ceiling_and_floor_with_models_between(audit_report: Path) 
     rows = board[board["panel"] == PANEL_KEY].reset_index(drop=True)
     left, right = Figure().subplots(1, 2)
     _draw_panel(left, right, rows, PANEL_KEY)
-    labels = [tick.get_text() for tick in left.get_yticklabels()]
-    assert labels == [STRONG]
+    labels = [tick.get_text().replace("\n", "") for tick in left.get_yticklabels()]
+    assert labels == [STRONG, WEAK]  # best on top
     lines = {line.get_label().split(" 0.")[0]: line.get_xdata()[0] for line in left.get_lines()}
     assert lines["ceiling: reference"] == pytest.approx(0.675)
     assert lines["floor: shuffled"] == pytest.approx(0.525)
     assert set(lines) >= {"truncated", "padded"}
     assert pd.notna(rows.loc[rows["model"] == STRONG, "reward"]).all()
+    keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
+    if keep:  # the README's audit figure
+        shutil.copy(audit_report / "leaderboard.png", Path(keep) / "report_audit.png")

@@ -74,7 +74,10 @@ def control_rewards(instances: pd.DataFrame) -> pd.DataFrame:
     judges = rows[[*keys, "judge", "judge_reward"]].rename(columns={"judge_reward": "reward"})
     panel = rows.groupby(keys, as_index=False, sort=False)["note_reward"].first()
     panel = panel.rename(columns={"note_reward": "reward"}).assign(judge=PANEL)
-    return pd.concat([panel, judges], ignore_index=True).dropna(subset=["reward"])
+    rewards = pd.concat([panel, judges], ignore_index=True).dropna(subset=["reward"])
+    # Rewards are means of score/5: equal on paper, (0.8 + 0.4) / 2 and 0.6 differ in the last bit. Rounded, they
+    # tie in the AUROC and their difference is exactly 0, so float noise never decides a verdict.
+    return rewards.assign(reward=rewards["reward"].round(9))
 
 
 def _paired(wide: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray]:

@@ -224,6 +224,21 @@ def test_verdict_thresholds(
     assert says in verdict(_verdict_row(auroc_value, bias, drop))
 
 
+def test_equal_rewards_reached_by_different_judges_tie(tmp_path: Path) -> None:
+    """The panel reward (.8 + .4) / 2 equals .6 + .6 / 2: a tie in the AUROC and a delta of exactly 0.
+
+    In floating point the first is 0.6000000000000001, which would count as a win and as a padding penalty.
+    """
+    split, even = {J1: 0.8, J2: 0.4}, {J1: 0.6, J2: 0.6}
+    runs = [control_run(kind, {"n1.txt": rewards, "n2.txt": rewards}) for kind, rewards in
+            (("reference", split), ("shuffled", even), ("padded", even), ("truncated", even))]  # fmt: skip
+    build_suite(tmp_path, runs)
+    assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "50"]) == 0
+    panel = row(read(tmp_path / "r", "judge_audit"), judge="(panel)")
+    assert (panel["auroc"], panel["verbosity_bias"], panel["completeness_sensitivity"]) == (0.5, 0.0, 0.0)
+    assert "not swayed by padding" in panel["verdict"] and "does not notice" in panel["verdict"]
+
+
 def test_suite_without_controls_has_no_audit_file(tmp_path: Path) -> None:
     build_suite(tmp_path, [STRONG_RUN])
     assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "50"]) == 0

@@ -133,7 +133,10 @@ def _floats(row: Mapping[str, object], *keys: str) -> list[float]:
 
 
 def verdict(row: Mapping[str, object]) -> str:
-    """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas."""
+    """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas.
+
+    A delta without an interval (one note) decides nothing: "not swayed" or "does not notice" would be a finding.
+    """
     parts = []
     (value,) = _floats(row, "auroc")
     if np.isnan(value):
@@ -147,6 +150,8 @@ def verdict(row: Mapping[str, object]) -> str:
     bias, low, high = _floats(row, "verbosity_bias", "verbosity_ci_low", "verbosity_ci_high")
     if np.isnan(bias):
         parts.append("verbosity not measured (needs reference and padded runs)")
+    elif np.isnan(low) or np.isnan(high):
+        parts.append(f"padding: too few notes to tell ({delta_text(bias, low, high)})")
     elif low > 0:
         parts.append(f"rewards padding: {delta_text(bias, low, high)}")
     elif high < 0:
@@ -156,6 +161,8 @@ def verdict(row: Mapping[str, object]) -> str:
     drop, low, high = _floats(row, "completeness_sensitivity", "completeness_ci_low", "completeness_ci_high")
     if np.isnan(drop):
         parts.append("completeness not measured (needs reference and truncated runs)")
+    elif np.isnan(low) or np.isnan(high):
+        parts.append(f"missing content: too few notes to tell ({delta_text(drop, low, high)})")
     elif high < 0:
         parts.append(f"notices missing content: {delta_text(drop, low, high)}")
     else:

@@ -216,6 +216,8 @@ NONE = (0.0, -0.1, 0.1)
         (0.9, NONE, (-0.2, -0.3, -0.01), "notices missing content: -0.20 [-0.30, -0.01]"),
         (0.9, NONE, (-0.2, -0.4, 0.01), "does not notice missing content"),
         (0.9, NONE, (math.nan, math.nan, math.nan), "completeness not measured"),
+        (0.9, (0.2, math.nan, math.nan), NONE, "padding: too few notes to tell (+0.20)"),
+        (0.9, NONE, (0.0, math.nan, math.nan), "missing content: too few notes to tell (+0.00)"),
     ],
 )
 def test_verdict_thresholds(

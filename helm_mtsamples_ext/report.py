@@ -4,8 +4,9 @@
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
 `<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
-it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv, leaderboard.png
-and report.md. A run directory that cannot be read is named on stderr and the rest is still reported.
+it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv, leaderboard.png,
+report.md, report.html (the review page) and, when the suite holds control runs, judge_audit.csv. A run
+directory that cannot be read is named on stderr and the rest is still reported.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from helm.benchmark.scenarios.scenario import CORRECT_TAG
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext.audit import judge_audit
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report_stats import (
     KEYS,
@@ -31,6 +34,7 @@ from helm_mtsamples_ext.report_stats import (
     note_table,
     pairwise,
 )
+from helm_mtsamples_ext.review import write_review
 from helm_mtsamples_ext.scoring import ANNOTATION_KEY, DIMENSIONS, score_note
 
 OUR_SCENARIO = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
@@ -94,6 +98,21 @@ def _invalid(entry: object) -> str:
     return "; ".join(f"{dim}: {why}" for dim, why in invalid.items()) if isinstance(invalid, Mapping) else ""
 
 
+def _explanation(entry: object, dim: str) -> str:
+    """What the judge wrote for one dimension (for the review page), whatever its score's fate."""
+    verdict = entry.get(dim) if isinstance(entry, Mapping) else None
+    text = verdict.get("explanation") if isinstance(verdict, Mapping) else None
+    return text if isinstance(text, str) else ""
+
+
+def _reference(instance: Mapping[str, Any]) -> str:
+    """The section cut from the note: the reference tagged correct, else the first one."""
+    references = instance.get("references") or []
+    correct = [r for r in references if CORRECT_TAG in (r.get("tags") or [])]
+    chosen = (correct or references or [{}])[0]
+    return str((chosen.get("output") or {}).get("text") or "")
+
+
 def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
     """One row per panel judge for one note, scored by scoring.score_note so report.md and the metric agree.
 
@@ -114,6 +133,7 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
             {
                 "judge": judge.name,
                 **{dim: judge.scores.get(dim) for dim in DIMENSIONS},
+                **{f"{dim}_explanation": _explanation(entry, dim) for dim in DIMENSIONS},
                 "judge_reward": 0.0 if note.empty_answer else judge.reward,
                 "note_reward": note.reward,
                 "status": status,
@@ -137,7 +157,13 @@ def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]
         "note_id": instance.get("id"),
         "specialty": extra.get("specialty") or (match.group(1) if match else "unknown"),
         "extracted_section": extra.get("extracted_section") or "",
+        "extraction": extra.get("extraction") or "",
         "output_words": len(text.split()),
+        # The texts ride along for the review page (instances.csv leaves them out); one string per note, shared by
+        # its judges' rows, so they cost no copies.
+        "note_text": instance.get("input", {}).get("text", ""),
+        "reference": _reference(instance),
+        "answer": text,
     }
     record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
     return [{**note, **row} for row in judge_rows(record, judges)]
@@ -207,6 +233,7 @@ def build_tables(instances: pd.DataFrame, settings: BootstrapSettings) -> dict[s
         "leaderboard": board,
         "pairwise": pairwise(notes, board, settings),
         "by_specialty": by_specialty(notes, board),
+        "judge_audit": judge_audit(instances, settings),
     }
 
 
@@ -228,8 +255,12 @@ def write_report(
         hlog("pyarrow is not installed: instances.parquet not written")
     for name in ("leaderboard", "pairwise", "by_specialty"):
         tables[name].to_csv(out / f"{name}.csv", index=False)
+    audit = tables["judge_audit"]
+    if not audit.empty:  # only a suite with control runs has an audit
+        audit.to_csv(out / "judge_audit.csv", index=False)
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite)
-    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text)
+    write_review(tables["instances"], out / "report.html", suite)
+    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text, audit)
     (out / "report.md").write_text(report, encoding="utf-8")
 
 
@@ -268,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
     write_report(tables, out, args.suite, data.problems, settings_text)
     print(terminal_leaderboard(tables["leaderboard"]))
-    print(f"\nReport written to {out}/ (report.md, {FIGURE_NAME}, CSV tables)")
+    print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
     return 0
 
 

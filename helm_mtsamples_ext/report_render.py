@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from helm_mtsamples_ext.audit import CONTROL_KINDS, PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind, delta_text
 from helm_mtsamples_ext.scoring import DIMENSIONS
 
 MISSING = "missing"
@@ -83,8 +84,35 @@ def wrap_name(name: str, width: int = 28) -> str:
     return "\n".join(textwrap.fill(line, width) for line in lines)
 
 
+CONTROL_STYLE = {
+    REFERENCE: ("tab:green", "-", "ceiling: reference"),
+    SHUFFLED: ("tab:red", "-", "floor: shuffled"),
+    TRUNCATED: ("tab:orange", ":", "truncated"),
+    PADDED: ("tab:purple", ":", "padded"),
+}
+
+
+def _draw_controls(left: Axes, controls: pd.DataFrame) -> None:
+    """The panel's control runs as vertical lines, the models between them: ceiling and floor with their CI band."""
+    for model, reward, low, high in controls[["model", "reward", "reward_ci_low", "reward_ci_high"]].itertuples(
+        index=False
+    ):
+        if pd.isna(reward):
+            continue
+        color, style, label = CONTROL_STYLE[control_kind(model)]
+        left.axvline(reward, color=color, linestyle=style, linewidth=1.5, label=f"{label} {reward:.3f}")
+        if style == "-" and not (pd.isna(low) or pd.isna(high)):
+            left.axvspan(low, high, color=color, alpha=0.12, linewidth=0)
+    if len(controls):
+        left.legend(loc="best", fontsize=7, title="control runs", title_fontsize=7)
+
+
 def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str) -> None:
     """One judge panel: reward points with CI bars on the left, the three mean dimension scores on the right."""
+    kinds = rows["model"].map(control_kind)
+    controls, rows = rows[kinds != ""], rows[kinds == ""].reset_index(drop=True)
+    if rows.empty:  # a suite of controls only: show them as models
+        rows, controls = controls.reset_index(drop=True), controls.iloc[:0]
     y = np.arange(len(rows))[::-1]  # best model on top
     reward = rows["reward"].to_numpy(dtype=float)
     has = ~np.isnan(reward)
@@ -95,6 +123,7 @@ def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str) -> None
         left.annotate(f"{value:.3f}", (value, pos), xytext=(0, 7), textcoords="offset points", ha="center", fontsize=8)
     for pos in y[~has]:
         left.text(0.02, pos, "no valid judgement (reward missing)", va="center", color="tab:red", fontsize=9)
+    _draw_controls(left, controls)
     left.set_xlim(0, 1)
     left.set_xlabel("Reward (0-1), 95% bootstrap CI over notes")
     left.set_yticks(y, [wrap_name(m) for m in rows["model"]])
@@ -146,12 +175,59 @@ def _specialty_display(specialty: pd.DataFrame) -> pd.DataFrame:
     return wide[list(dict.fromkeys(specialty["model"]))].reset_index()
 
 
+def _audit_display(audit: pd.DataFrame) -> pd.DataFrame:
+    def column(value: str, low: str, high: str, signed: bool = True) -> list[str]:
+        return [delta_text(v, lo, hi, signed) for v, lo, hi in audit[[value, low, high]].to_numpy(dtype=float)]
+
+    display = pd.DataFrame(
+        {
+            "panel": audit["panel"],
+            "judge": audit["judge"],
+            **{kind: audit[f"reward_{kind}"].map(lambda v: _num(v, 2, "n/a")) for kind in CONTROL_KINDS},
+            "AUROC": column("auroc", "auroc_ci_low", "auroc_ci_high", signed=False),
+            "padded - reference": column("verbosity_bias", "verbosity_ci_low", "verbosity_ci_high"),
+            "truncated - reference": column("completeness_sensitivity", "completeness_ci_low", "completeness_ci_high"),
+        }
+    )
+    if audit["extraction"].nunique() > 1:
+        display.insert(1, "extraction", audit["extraction"])
+    return display
+
+
+def audit_markdown(audit: pd.DataFrame) -> list[str]:
+    """report.md's "Judge audit" section: the table, then one plain verdict per judge (rules in audit.py)."""
+    lines = ["## Judge audit", ""]
+    if audit.empty:
+        return [
+            *lines,
+            "No control runs in this suite, so the judges were not audited: add runs of "
+            "`mtsamples-control/reference`, `/shuffled`, `/truncated` and `/padded` under the same judges.",
+            "",
+        ]
+    lines += [
+        "Control answers built from each note: *reference* (the clinician's own section: the ceiling), *shuffled* "
+        "(another patient's: the floor), *truncated* (its first third), *padded* (plus generic filler). Mean reward "
+        "per control; AUROC: the chance that a reference plan outscores a shuffled one, ties half (0.5: cannot "
+        "tell); the deltas are per note, paired by instance id. 95% bootstrap intervals over notes in brackets. "
+        "Full numbers in `judge_audit.csv`.",
+        "",
+        markdown_table(_audit_display(audit)),
+        "",
+    ]
+    several = audit["extraction"].nunique() > 1
+    for row in audit.itertuples(index=False):
+        setting = f", {row.extraction} extraction" if several else ""
+        lines.append(f"- **{row.judge}** (panel `{row.panel}`{setting}): {row.verdict}.")
+    return [*lines, ""]
+
+
 def markdown_report(
     suite: str,
     tables: dict[str, pd.DataFrame],
     figure_name: str,
     problems: list[str],
     settings_text: str,
+    audit: pd.DataFrame | None = None,
 ) -> str:
     """report.md: the figure, the leaderboard, pairwise comparisons and specialties, then how they were made."""
     board, pairs = tables["leaderboard"], tables["pairwise"]
@@ -176,6 +252,8 @@ def markdown_report(
         lines.append("No pair of models shares a judge panel, so there is nothing to compare.")
     else:
         lines.append(markdown_table(_pairwise_display(pairs)))
+    if audit is not None:
+        lines += ["", *audit_markdown(audit)]
     lines += ["", "## Reward by specialty", "", markdown_table(_specialty_display(tables["by_specialty"])), ""]
     if problems:
         lines += ["## Runs that could not be read", ""] + [f"- {p}" for p in problems] + [""]

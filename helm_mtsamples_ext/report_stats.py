@@ -8,7 +8,9 @@ Uncertainty is about the notes, so bootstraps resample notes, never individual j
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,19 +48,41 @@ def note_table(instances: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, np.ndarray]:
-    """(CI low, CI high, resampled means): percentile bootstrap (BCa breaks on degenerate data), seeded."""
-    result = stats.bootstrap(
-        (values,),
-        np.mean,
+def _bootstrap(
+    samples: tuple[np.ndarray, ...], statistic: Callable[..., Any], settings: BootstrapSettings, vectorized: bool
+) -> Any:
+    """scipy's percentile bootstrap (BCa breaks on degenerate data), seeded; several samples share resampled notes."""
+    return stats.bootstrap(
+        samples,
+        statistic,
+        paired=len(samples) > 1,
         n_resamples=settings.n_resamples,
         confidence_level=settings.confidence,
         method="percentile",
-        vectorized=True,
+        vectorized=vectorized,
         rng=np.random.default_rng(settings.seed),
     )
+
+
+def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, np.ndarray]:
+    """(CI low, CI high, resampled means)."""
+    result = _bootstrap((values,), np.mean, settings, vectorized=True)
     interval = result.confidence_interval
     return (float(interval.low), float(interval.high), result.bootstrap_distribution)
+
+
+def paired_ci(
+    samples: tuple[np.ndarray, ...], statistic: Callable[..., float], settings: BootstrapSettings
+) -> tuple[float, float]:
+    """Bootstrap interval of any statistic of per-note paired samples; NaN below two notes.
+
+    The same resampled notes feed every sample, as in `paired_difference`; for statistics such as the judge
+    audit's AUROC that are not a mean of per-note values.
+    """
+    if samples[0].size < 2:
+        return (np.nan, np.nan)
+    interval = _bootstrap(samples, statistic, settings, vectorized=False).confidence_interval
+    return (float(interval.low), float(interval.high))
 
 
 def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:

@@ -61,6 +61,7 @@ class Note:
     specialty: str
     section: str = "PLAN"
     specialty_in_extra_data: bool = True
+    body: str = "PROCEDURE: something."
 
 
 @dataclass
@@ -81,7 +82,7 @@ def run_name(run: Run) -> str:
 
 
 def _instance(note: Note) -> Instance:
-    text = f"Medical Specialty:{note.specialty}\nSample Name: {note.filename[:-4]}\nPROCEDURE: something."
+    text = f"Medical Specialty:{note.specialty}\nSample Name: {note.filename[:-4]}\n{note.body}"
     extra: dict[str, Any] = {"filename": note.filename, "extracted_section": note.section, "extraction": "sections"}
     if note.specialty_in_extra_data:
         extra["specialty"] = note.specialty
@@ -276,3 +277,24 @@ def build_main_suite(output: Path, suite: str = "v1") -> Path:
     write_foreign_run(suite_dir)
     (suite_dir / "eval_cache").mkdir()
     return suite_dir
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Control runs for the judge audit (test_audit.py derives the expected numbers by hand).
+
+CONTROL = "mtsamples-control"
+
+
+def reward_record(reward: float | None) -> dict[str, Any]:
+    """A judge record whose three scores are all reward * 5 (reward 0.6 -> 3,3,3), or a failed one for None."""
+    if reward is None:
+        return failed("no verdict in reply")
+    score = round(reward * 5)
+    assert score / 5 == reward, reward
+    return ok(score, score, score)
+
+
+def control_run(kind: str, rewards: dict[str, dict[str, float | None]], judges: list[str] = JUDGES) -> Run:
+    """A control run (model mtsamples-control/<kind>) with the given per-judge rewards: {note: {judge: reward}}."""
+    verdicts = {note: {judge: reward_record(r) for judge, r in by_judge.items()} for note, by_judge in rewards.items()}
+    return Run(f"{CONTROL}/{kind}", judges, verdicts)

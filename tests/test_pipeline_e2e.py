@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import markupsafe
 import pytest
 import requests
 
@@ -278,6 +279,10 @@ def test_leaderboard_web_view_and_report_from_real_binaries(
     header, first = board[0].split(","), board[1].split(",")
     assert float(first[header.index("reward")]) == pytest.approx(expected_reward)
     assert (report / "leaderboard.png").stat().st_size > 10_000
+    review = (report / "report.html").read_text(encoding="utf-8")  # the review page, from real run files
+    assert review.count('<article class="note"') == 5 and review.count('<div class="judge ') == 5 * 2
+    reference = states[0]["instance"]["references"][0]["output"]["text"]
+    assert len(reference) > 20 and str(markupsafe.escape(reference)) in review
 
     # helm-server binds every interface by HELM's design; we only ever reach it at 127.0.0.1.
     port = _free_port()

@@ -1,0 +1,145 @@
+"""The review page: report.html, one self-contained file a clinician opens from disk to read contested notes.
+
+Per note: the operative note (collapsed), the reference, each model's answer and each judge's three scores with
+explanations side by side; filters by model, specialty and section; notes sorted by judge disagreement, the
+largest spread of judge rewards first, so the notes where the judges disagree most are read first.
+
+Rendered by Jinja2 (a maintained template engine, not string concatenation) with autoescaping on: notes,
+answers and judge explanations are untrusted text, and a `<script>` in any of them must show as text. CSS and
+JS are inline and the page holds no URL, so it works offline and fetches nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+
+from helm_mtsamples_ext.scoring import DIMENSIONS
+
+TEMPLATE = "review.html.j2"
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    name: str
+    status: str
+    """ok, failed or empty_answer (as in instances.csv)."""
+    reward: float | None
+    scores: tuple[tuple[str, int | None, str], ...]
+    """(dimension, valid score or None, explanation) for each dimension."""
+    failure: str
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    model: str
+    panel: str
+    text: str
+    reward: float | None
+    spread: float | None
+    """Largest minus smallest judge reward among the judges that counted; None with fewer than two."""
+    judges: tuple[JudgeView, ...]
+
+
+@dataclass(frozen=True)
+class NoteView:
+    note: str
+    note_id: str
+    specialty: str
+    section: str
+    text: str
+    reference: str
+    answers: tuple[AnswerView, ...]
+
+    @property
+    def spread(self) -> float | None:
+        """The note's disagreement: the largest spread over its answers."""
+        spreads = [a.spread for a in self.answers if a.spread is not None]
+        return max(spreads) if spreads else None
+
+
+def _number(value: object) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
+
+
+def reward_spread(rewards: pd.Series) -> float | None:
+    """max - min of the judges' rewards that exist; None when fewer than two judges counted.
+
+    Rounded to 9 places so that equal spreads sort as equal (1.0 - 0.8 and 0.6 - 0.4 differ in the last bit).
+    """
+    valid = rewards.dropna()
+    return round(float(valid.max() - valid.min()), 9) if len(valid) >= 2 else None
+
+
+def _judge(row: pd.Series) -> JudgeView:
+    scores = tuple(
+        (dim, None if pd.isna(row[dim]) else int(row[dim]), str(row.get(f"{dim}_explanation") or ""))
+        for dim in DIMENSIONS
+    )
+    return JudgeView(str(row["judge"]), str(row["status"]), _number(row["judge_reward"]), scores, str(row["failure"]))
+
+
+def _answer(rows: pd.DataFrame) -> AnswerView:
+    first = rows.iloc[0]
+    return AnswerView(
+        model=str(first["model"]),
+        panel=str(first["panel"]),
+        text=str(first["answer"]),
+        reward=_number(first["note_reward"]),
+        spread=reward_spread(rows["judge_reward"]),
+        judges=tuple(_judge(row) for _, row in rows.iterrows()),
+    )
+
+
+def review_notes(instances: pd.DataFrame) -> list[NoteView]:
+    """The notes of the report's per-judge table, most contested first (then by name); unscored spreads last."""
+    notes = []
+    for _, rows in instances.groupby(["extraction", "note_id"], sort=False):
+        first = rows.iloc[0]
+        answers = tuple(_answer(group) for _, group in rows.groupby(["panel", "model"], sort=True))
+        notes.append(
+            NoteView(
+                note=str(first["note"]),
+                note_id=str(first["note_id"]),
+                specialty=str(first["specialty"]),
+                section=str(first["extracted_section"]),
+                text=str(first["note_text"]),
+                reference=str(first["reference"]),
+                answers=answers,
+            )
+        )
+    return sorted(notes, key=lambda n: (-(n.spread if n.spread is not None else -math.inf), n.note, n.note_id))
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("helm_mtsamples_ext", "templates"),
+        autoescape=True,  # every value is untrusted text; nothing is marked safe
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_review(instances: pd.DataFrame, suite: str) -> str:
+    notes = review_notes(instances)
+    return (
+        _environment()
+        .get_template(TEMPLATE)
+        .render(
+            suite=suite,
+            notes=notes,
+            models=sorted({a.model for n in notes for a in n.answers}),
+            specialties=sorted({n.specialty for n in notes}),
+            sections=sorted({n.section for n in notes}),
+            dimensions=DIMENSIONS,
+        )
+    )
+
+
+def write_review(instances: pd.DataFrame, path: Path, suite: str) -> None:
+    path.write_text(render_review(instances, suite), encoding="utf-8")

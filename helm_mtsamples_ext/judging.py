@@ -251,7 +251,8 @@ def _verdict_objects(text: str) -> list[_Candidate]:
 # The prompt's own placeholders: ours are <...>, HELM's template fills every explanation with this sentence.
 _PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\.\.\.|explain why this score was given\.?)\s*$", re.IGNORECASE)
 _NUMBER = r"""["']?(-?\d+(?:\.\d+)?)["']?\s*(?=[,}\]])"""
-_DIMENSION_KEY = re.compile(r"""["']?(""" + "|".join(DIMENSIONS) + r""")["']?\s*:""", re.IGNORECASE)
+# A key, not a word in an explanation: quoted, and opening the object or following a comma.
+_DIMENSION_KEY = re.compile(r"""(?:^|[{,])\s*["'](""" + "|".join(DIMENSIONS) + r""")["']\s*:""", re.IGNORECASE)
 _LITERAL_SCORE = re.compile(r"^\s*" + _NUMBER + r"""|["']?score["']?\s*:\s*""" + _NUMBER, re.IGNORECASE)
 
 

@@ -266,3 +266,168 @@ def test_unknown_prompt_style_is_rejected() -> None:
 def test_strip_think(text: str, expected: str) -> None:
     """Reasoning is removed in every form a model emits it, leaving the final answer."""
     assert strip_think(text) == expected
+
+
+# ---------------------------------------------------------------- a verdict is only what the judge wrote
+
+
+def judged(reply: str) -> tuple[dict[str, int | None], dict[str, str]]:
+    parsed = parse_verdict(reply)
+    assert parsed is not None
+    return {dim: parsed.dimensions[dim].score for dim in DIMENSIONS}, parsed.invalid
+
+
+COMPLETE_TWO = '{"accuracy": {"score": 4, "explanation": "a"}, "completeness": {"score": 3, "explanation": "b"}, '
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        '"clarity": {"score": 4',
+        '"clarity": {"score": 4\n',
+        '"clarity": {"explanation": "c", "score": 4',
+        '"clarity": 4',
+    ],
+    ids=["nested", "nested-newline", "explanation-first", "flat"],
+)
+def test_a_score_cut_off_before_its_delimiter_is_not_written_out(tail: str) -> None:
+    """Repair closes the braces but invents nothing: a score the reply never ended (it may have become 45) does
+    not count, while the complete dimensions before it do."""
+    found, invalid = judged(COMPLETE_TWO + tail)
+    assert found == {"accuracy": 4, "completeness": 3, "clarity": None}
+    assert invalid == {"clarity": "score 4 is not written out in the reply (cut off?)"}
+
+
+@pytest.mark.parametrize(
+    "literal",
+    ['"score": "4",', '"score": 4,', '"score": 4.0,', '"score": 4 }', "'score': '4'}", '"Score" : 4 ,'],
+    ids=["numeric-string", "integer", "float", "before-brace", "single-quotes", "spaced"],
+)
+def test_a_score_written_out_in_a_repaired_object_counts(literal: str) -> None:
+    """In an object only repair could read, a score the reply states in full (then a delimiter) counts."""
+    reply = COMPLETE_TWO + '"clarity": {' + literal + ' "explanation": "c"'  # no closing braces: repaired
+    assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 4}, {})
+
+
+def test_a_repaired_dimension_cannot_borrow_another_dimensions_score() -> None:
+    """The literal must be in the dimension's own part of the reply: "score": 4 given to accuracy is not clarity's."""
+    reply = (
+        '{"accuracy": {"score": 4, "explanation": "a"}, "completeness": {"score": 4, "explanation": "b"}, '
+        '"clarity": {"score": 4'
+    )
+    assert judged(reply)[0] == {"accuracy": 4, "completeness": 4, "clarity": None}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"accuracy": 4.0, "completeness": 3, "clarity": 2}',
+        '{"accuracy": 4e0, "completeness": 3, "clarity": 2}',
+        '{"accuracy": {"\\u0073core": 4, "explanation": "a"}, "completeness": 3, "clarity": 2}',
+        '{"accuracy": {"score": "4", "explanation": "a"}, "completeness": 3, "clarity": 2}',
+    ],
+    ids=["float", "exponent", "escaped-key", "numeric-string"],
+)
+def test_a_strictly_valid_reply_needs_no_literal_check(reply: str) -> None:
+    """Strict JSON is exactly what the judge wrote: its scores count however they are spelled."""
+    assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})
+
+
+@pytest.mark.parametrize(
+    "placeholder",
+    [
+        "<one or two sentences>",
+        "<...>",
+        "...",
+        "Explain why this score was given.",
+        "explain why this score was given",
+        "  <one or two sentences>  ",
+    ],
+    ids=["ours", "ours-short", "ellipsis", "helms", "helms-lower-no-dot", "padded"],
+)
+def test_an_echoed_placeholder_explanation_invalidates_its_dimension(placeholder: str) -> None:
+    """A judge echoing the prompt's format line gives the template's score, not its own: that dimension is
+    invalid, the others still count."""
+    reply = json.loads(verdict(4, 3, 5))
+    reply["accuracy"]["explanation"] = placeholder
+    found, invalid = judged(json.dumps(reply))
+    assert found == {"accuracy": None, "completeness": 3, "clarity": 5}
+    assert invalid == {"accuracy": f"explanation is the prompt's placeholder {placeholder.strip()!r}"}
+
+
+@pytest.mark.parametrize(
+    "explanation",
+    ["Explain why this score was given, then more.", "<b>bold</b> plan", "Fine... mostly", "It is <one> of two"],
+)
+def test_an_explanation_merely_resembling_a_placeholder_counts(explanation: str) -> None:
+    """Only an explanation that IS a placeholder is the template's; real text around such bits is the judge's."""
+    reply = json.loads(verdict(4, 3, 5))
+    reply["accuracy"]["explanation"] = explanation
+    assert judged(json.dumps(reply)) == ({"accuracy": 4, "completeness": 3, "clarity": 5}, {})
+
+
+def test_a_dimension_named_in_an_explanation_does_not_hide_a_written_out_score() -> None:
+    """A reply missing only its last brace, explanation first: accuracy's "score": 4, is written out in full."""
+    reply = (
+        '{"accuracy": {"explanation": "Correct, though clarity: could improve", "score": 4}, '
+        '"completeness": {"explanation": "ok", "score": 3}, "clarity": {"explanation": "fine", "score": 2}'
+    )
+    assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})
+
+
+def test_a_dimension_named_in_an_explanation_does_not_write_out_a_cut_off_score() -> None:
+    """Another dimension's explanation saying "clarity: 4," does not write out clarity's cut-off score."""
+    reply = (
+        '{"accuracy": {"score": 4, "explanation": "a"}, '
+        '"completeness": {"score": 3, "explanation": "as for clarity: 4, it reads well"}, "clarity": {"score": 4'
+    )
+    assert judged(reply)[0] == {"accuracy": 4, "completeness": 3, "clarity": None}
+
+
+def test_the_repair_turn_asks_for_only_the_json_object() -> None:
+    """The repair instruction asks for the JSON object alone, in the prompt's form, in the judge's own words."""
+    from helm_mtsamples_ext.judging import REPAIR_INSTRUCTION
+
+    assert "only the JSON object" in REPAIR_INSTRUCTION and "No other text" in REPAIR_INSTRUCTION
+    assert all(f'"{dim}"' in REPAIR_INSTRUCTION for dim in DIMENSIONS)
+    assert '"score" from 1 to 5' in REPAIR_INSTRUCTION and '"explanation" in your own words' in REPAIR_INSTRUCTION
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="judging.py _DIMENSION_KEY (since 6fd33d5) requires a quoted key, so a reply with unquoted keys, which "
+    "json_repair reads, has no dimension region and every score is 'not written out'",
+)
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            '{accuracy: {score: 4, explanation: "a"}, completeness: {score: 3, explanation: "b"}, '
+            'clarity: {score: 2, explanation: "c"}}',
+            {"accuracy": 4, "completeness": 3, "clarity": 2},
+        ),
+        ("{accuracy: 4, completeness: 3, clarity: 2}", {"accuracy": 4, "completeness": 3, "clarity": 2}),
+        (
+            '{accuracy: {score: 4, explanation: "a"}, completeness: {score: 3, explanation: "b"}, clarity: {score: 2',
+            {"accuracy": 4, "completeness": 3, "clarity": None},
+        ),
+    ],
+    ids=["nested", "flat", "cut-off"],
+)
+def test_scores_written_out_under_unquoted_keys_count(reply: str, expected: dict[str, int | None]) -> None:
+    """Unquoted keys are a breakage repair reads; the scores after them are written out in full and count."""
+    assert judged(reply)[0] == expected
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="judging.py _DIMENSION_KEY still takes \", 'clarity':\" inside a double-quoted explanation for a key, "
+    "ending accuracy's region before its score",
+)
+def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_written_out_score() -> None:
+    """Explanation first, missing its last brace: "Fine, 'clarity': ..." in accuracy's explanation is prose."""
+    reply = (
+        '{"accuracy": {"explanation": "Fine, \'clarity\': could improve", "score": 4}, '
+        '"completeness": {"explanation": "ok", "score": 3}, "clarity": {"explanation": "fine", "score": 2}'
+    )
+    assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})

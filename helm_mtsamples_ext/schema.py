@@ -77,7 +77,7 @@ def _metric_entry(metadata: Any) -> dict[str, Any]:
 
 
 def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[str, Any], list[str]]:
-    """The shipped schema adapted to these runs, and a note for each column left out (with why)."""
+    """The shipped schema adapted to these runs, and a note for each column left out (with why) or stat guessed."""
     from helm_mtsamples_ext.metric import PER_JUDGE_GROUP, metric_metadata
     from helm_mtsamples_ext.scoring import run_stat_names
 
@@ -91,9 +91,13 @@ def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[s
             if metadata.name not in defined:
                 schema["metrics"].append(_metric_entry(metadata))
                 defined.add(metadata.name)
+    notes: list[str] = []
+    # A stat neither we nor the shipped schema know (a newer HELM's): named as itself, not warned about.
+    for name in sorted(set().union(*(r.stat_names for r in runs)) - defined):
+        schema["metrics"].append({"name": name, "display_name": name, "description": f"{name} (emitted by HELM)."})
+        notes.append(f"{name}: a stat the shipped schema does not describe, defined by its name only")
 
     optional = set(judge_columns) | set(run_stat_names())
-    notes: list[str] = []
     for group in schema["metric_groups"]:
         columns = group["metrics"]
         if group["name"] == PER_JUDGE_GROUP:
@@ -102,7 +106,10 @@ def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[s
         for column in columns:
             missing = [r.name for r in runs if column["name"] not in r.stat_names]
             if column["name"] in optional and missing:
-                notes.append(f"{column['name']}: not emitted by {len(missing)} of {len(runs)} runs (e.g. {missing[0]})")
+                notes.append(
+                    f"{column['name']}: column left out (on the run pages only), not emitted by "
+                    f"{len(missing)} of {len(runs)} runs (e.g. {missing[0]})"
+                )
             else:
                 group["metrics"].append(column)
     empty = {g["name"] for g in schema["metric_groups"] if not g["metrics"]}
@@ -132,7 +139,7 @@ def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: s
     )
     target.write_text(header + yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=1000))
     for note in notes:  # stderr: stdout is the path, for "$(...)"
-        print(f"column left out, shown on the run pages only: {note}", file=sys.stderr)
+        print(note, file=sys.stderr)
     return target.resolve()
 
 

@@ -174,9 +174,20 @@ def test_suite_schema_leaves_out_columns_some_run_does_not_emit_and_says_which(
     assert [m.name for m in schema.name_to_metric_group["mtsamples_procedures_per_judge"].metrics] == [f"{REWARD}_two"]
     assert f"{REWARD}_one" in schema.name_to_metric, "still defined: it shows on r1's page"
     assert not set(run_stat_names()) & set(shown(schema))
-    assert f"{REWARD}_one: not emitted by 1 of 2 runs (e.g. r2)" in notes
+    assert f"{REWARD}_one: column left out (on the run pages only), not emitted by 1 of 2 runs (e.g. r2)" in notes
     assert all(name in notes for name in run_stat_names())
     assert validate_schema(schema, schema_path="generated", strict=True) == []
+
+
+def test_suite_schema_defines_a_stat_nobody_described_by_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stat a newer HELM adds is defined plainly (no "undefined" warning) and named on stderr."""
+    write_run(tmp_path / "out" / "runs" / "s", "r1", ["one"], [*emitted(["one"]), "brand_new_stat"])
+    schema, notes = generate(tmp_path, capsys)
+    assert schema.name_to_metric["brand_new_stat"].display_name == "brand_new_stat"
+    assert "brand_new_stat: a stat the shipped schema does not describe" in notes
+    assert "max_prob" not in notes, "HELM's stats our runs emit are in the shipped schema"
 
 
 def test_suite_schema_ignores_other_benchmarks_and_unfinished_runs(tmp_path: Path) -> None:

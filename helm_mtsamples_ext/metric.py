@@ -31,6 +31,7 @@ from helm_mtsamples_ext.scoring import (
     EMPTY_ANSWER,
     JUDGE_FAILURE_RATE,
     JUDGE_FAILURES,
+    JURY_SCORE,
     REWARD,
     UNJUDGED,
     NoteScores,
@@ -117,6 +118,16 @@ def metric_metadata(judge_names: Sequence[str]) -> list[MetricMetadata]:
             group=REWARD_GROUP,
         ),
         *dims,
+        MetricMetadata(
+            name=JURY_SCORE,
+            display_name="Jury score (1-5, as MedHELM)",
+            short_display_name="Jury Score",
+            description="MedHELM's number for this scenario: the mean of every valid 1-5 score over judges and "
+            "dimensions (HELM's LLM jury mean, without its int() truncation); notes no judge could score are left "
+            "out, empty answers score 1.",
+            lower_is_better=False,
+            group=REWARD_GROUP,
+        ),
         *judges,
         MetricMetadata(
             name=JUDGE_FAILURES,
@@ -172,6 +183,8 @@ def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[St
         stats.append(Stat(MetricName(JUDGE_FAILURE_RATE)).add(note.failures / note.panel_size))
     if note.reward is not None:
         stats.append(Stat(MetricName(REWARD)).add(note.reward))
+    if note.mean_score is not None:
+        stats.append(Stat(MetricName(JURY_SCORE)).add(note.mean_score))
     for dimension in DIMENSIONS:
         mean = note.dimension_mean(dimension)
         if mean is not None:

@@ -5,6 +5,10 @@ refuses a second function under a registered name. Plugins load before HELM disc
 built-in run specs, so registering ours first would make that discovery raise and break every
 `helm-run`. Hence the one deliberate override below: run HELM's discovery now, then replace the
 entry. Every other run entry is left exactly as HELM registered it.
+
+Loading the plugin also imports HELM's reference-metric module with nltk's offline download error
+caught and explained in one line (quiet.py): HELM's SlurmRunner workers import us (by class name)
+before any metric, so they are quiet too.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from helm.benchmark import run_spec as helm_run_spec
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext.quiet import import_helm_reference_metrics_quietly
 from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec
 
 
@@ -22,6 +27,7 @@ def register() -> None:
     if registry.get(RUN_ENTRY_NAME) is not get_mtsamples_procedures_spec:
         registry[RUN_ENTRY_NAME] = get_mtsamples_procedures_spec
         hlog(f"helm-mtsamples-ext: `{RUN_ENTRY_NAME}` now runs helm_mtsamples_ext (replacing HELM's built-in)")
+    import_helm_reference_metrics_quietly()
 
 
 register()

@@ -1,21 +1,163 @@
-"""Where the leaderboard schema lives, so helm-summarize can be pointed at it from a shell:
+"""The leaderboard schema: the one we ship, and one written for a suite's own judge panels.
 
-    helm-summarize --suite SUITE --schema-path "$(python -m helm_mtsamples_ext.schema)" --schema-validation error
+    helm-summarize --suite S --schema-path "$(python -m helm_mtsamples_ext.schema)"            # shipped
+    helm-summarize --suite S --schema-path "$(python -m helm_mtsamples_ext.schema --suite S)"  # this suite's
 
-The schema ships inside the package (package_data), so the path is the installed copy, not a
-checkout's.
+Why a generated one: per-judge rewards are named after the judge (mtsamples_procedures_reward_<slug>),
+so a static schema can only name known panels. helm-summarize warns "metric name ... undefined" for a
+stat the schema does not define, and "does not have any stat matched by ..." for a column some run does
+not emit. The generated schema is the shipped one plus the metric definitions of every panel in the
+suite (from metric.metric_metadata, the same texts --auto-generate-schema uses), with the optional
+columns (per-judge rewards, Krippendorff's alphas, which are absent by design for some runs) kept only
+where every run of the suite has them, so `--schema-validation error` runs without either warning.
+The shipped schema is package data, so the printed path is the installed copy, not a checkout's.
 """
 
 from __future__ import annotations
 
+import argparse
+import copy
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
 SCHEMA_PATH: str = str(Path(__file__).resolve().parent / SCHEMA_FILENAME)
+SCENARIO_CLASS = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
+METRIC_CLASS = "helm_mtsamples_ext.metric.MTSamplesProceduresMetric"
+RUN_GROUP = "mtsamples_procedures"
 
 
-def main() -> None:
-    print(SCHEMA_PATH)
+@dataclass(frozen=True)
+class SuiteRun:
+    """What the schema needs from one of our runs: its panel and the stats it emitted on the main split."""
+
+    name: str
+    judge_names: tuple[str, ...]
+    stat_names: frozenset[str]
+
+
+def read_suite(suite_dir: Path, split: str) -> list[SuiteRun]:
+    """Our runs in a suite (other benchmarks' runs are skipped), read from run_spec.json and stats.json."""
+    runs: list[SuiteRun] = []
+    for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir()):
+        spec_path, stats_path = run_dir / "run_spec.json", run_dir / "stats.json"
+        if not spec_path.is_file() or not stats_path.is_file():
+            continue  # helm-summarize skips these too, and says so
+        spec = json.loads(spec_path.read_text())
+        if spec.get("scenario_spec", {}).get("class_name") != SCENARIO_CLASS:
+            continue
+        judges: tuple[str, ...] = ()
+        for metric_spec in spec.get("metric_specs", []):
+            if metric_spec.get("class_name") == METRIC_CLASS:
+                judges = tuple(str(j) for j in metric_spec.get("args", {}).get("judge_names", []))
+        stat_names = frozenset(
+            s["name"]["name"]
+            for s in json.loads(stats_path.read_text())
+            if s["name"].get("split") == split and not s["name"].get("perturbation") and s.get("count", 0) > 0
+        )
+        runs.append(SuiteRun(spec.get("name", run_dir.name), judges, stat_names))
+    return runs
+
+
+def _metric_entry(metadata: Any) -> dict[str, Any]:
+    entry = {
+        "name": metadata.name,
+        "display_name": metadata.display_name,
+        "short_display_name": metadata.short_display_name,
+        "description": metadata.description,
+        "lower_is_better": metadata.lower_is_better,
+    }
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[str, Any], list[str]]:
+    """The shipped schema adapted to these runs, and a note for each column left out (with why) or stat guessed."""
+    from helm_mtsamples_ext.metric import PER_JUDGE_GROUP, metric_metadata
+    from helm_mtsamples_ext.scoring import run_stat_names
+
+    schema = copy.deepcopy(base)
+    defined = {m["name"] for m in schema["metrics"]}
+    judge_columns: list[str] = []
+    for run in runs:  # per run: slug clashes are resolved within a panel, as the metric does
+        for metadata in metric_metadata(run.judge_names):
+            if metadata.group == PER_JUDGE_GROUP and metadata.name not in judge_columns:
+                judge_columns.append(metadata.name)
+            if metadata.name not in defined:
+                schema["metrics"].append(_metric_entry(metadata))
+                defined.add(metadata.name)
+    notes: list[str] = []
+    # A stat neither we nor the shipped schema know (a newer HELM's): named as itself, not warned about.
+    for name in sorted(set().union(*(r.stat_names for r in runs)) - defined):
+        schema["metrics"].append({"name": name, "display_name": name, "description": f"{name} (emitted by HELM)."})
+        notes.append(f"{name}: a stat the shipped schema does not describe, defined by its name only")
+
+    optional = set(judge_columns) | set(run_stat_names())
+    for group in schema["metric_groups"]:
+        columns = group["metrics"]
+        if group["name"] == PER_JUDGE_GROUP:
+            columns = [{"name": name, "split": "${main_split}"} for name in judge_columns]
+        group["metrics"] = []
+        for column in columns:
+            missing = [r.name for r in runs if column["name"] not in r.stat_names]
+            if column["name"] in optional and missing:
+                notes.append(
+                    f"{column['name']}: column left out (on the run pages only), not emitted by "
+                    f"{len(missing)} of {len(runs)} runs (e.g. {missing[0]})"
+                )
+            else:
+                group["metrics"].append(column)
+    empty = {g["name"] for g in schema["metric_groups"] if not g["metrics"]}
+    schema["metric_groups"] = [g for g in schema["metric_groups"] if g["name"] not in empty]
+    for run_group in schema["run_groups"]:
+        if "metric_groups" in run_group:
+            run_group["metric_groups"] = [g for g in run_group["metric_groups"] if g not in empty]
+    return schema, notes
+
+
+def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: str | None = None) -> Path:
+    """Write the schema for a suite (default: inside the suite's directory) and return its path."""
+    base = yaml.safe_load(Path(SCHEMA_PATH).read_text())
+    (run_group,) = [g for g in base["run_groups"] if g["name"] == RUN_GROUP]
+    suite_dir = Path(output_path) / "runs" / suite
+    if not suite_dir.is_dir():
+        raise SystemExit(f"no suite {suite!r} at {suite_dir}")
+    runs = read_suite(suite_dir, run_group["environment"]["main_split"])
+    if not runs:
+        raise SystemExit(f"no finished {RUN_GROUP} run in {suite_dir}")
+    schema, notes = suite_schema(base, runs)
+    target = Path(out) if out else suite_dir / SCHEMA_FILENAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    header = (
+        f"# Written by `python -m helm_mtsamples_ext.schema --suite {suite}` for the {len(runs)} "
+        f"{RUN_GROUP} run(s) of this suite.\n"
+    )
+    target.write_text(header + yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=1000))
+    for note in notes:  # stderr: stdout is the path, for "$(...)"
+        print(note, file=sys.stderr)
+    return target.resolve()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m helm_mtsamples_ext.schema",
+        description="Print the shipped schema's path, or with --suite write a schema for that suite's judge panels.",
+    )
+    parser.add_argument("--suite", help="write a schema whose per-judge columns match this suite's panels")
+    parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
+    parser.add_argument(
+        "--out", help="where to write it (default: benchmark_output/runs/SUITE/" + SCHEMA_FILENAME + ")"
+    )
+    args = parser.parse_args(argv)
+    if args.suite is None:
+        print(SCHEMA_PATH)
+        return
+    print(write_suite_schema(args.suite, args.output_path, args.out))
 
 
 if __name__ == "__main__":

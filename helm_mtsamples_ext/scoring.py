@@ -35,6 +35,8 @@ UNJUDGED = f"{PREFIX}_unjudged"
 EMPTY_ANSWER = f"{PREFIX}_empty_answer"
 JUDGE_FAILURES = f"{PREFIX}_judge_failures"
 JUDGE_FAILURE_RATE = f"{PREFIX}_judge_failure_rate"
+# MedHELM's schema (schema_medhelm.yaml) shows this scenario by this name: the panel's mean 1-5 score.
+JURY_SCORE = f"{PREFIX}_accuracy"
 
 
 def dimension_stat_name(dimension: str) -> str:
@@ -76,7 +78,7 @@ def judge_reward_stat_names(judge_names: Sequence[str]) -> dict[str, str]:
 
 def instance_stat_names(judge_names: Sequence[str]) -> list[str]:
     """Every per-note stat name the metric can emit for this panel."""
-    names = [REWARD, UNJUDGED, EMPTY_ANSWER, JUDGE_FAILURES, JUDGE_FAILURE_RATE]
+    names = [REWARD, JURY_SCORE, UNJUDGED, EMPTY_ANSWER, JUDGE_FAILURES, JUDGE_FAILURE_RATE]
     names += [dimension_stat_name(d) for d in DIMENSIONS]
     names += list(judge_reward_stat_names(judge_names).values())
     return names
@@ -164,6 +166,20 @@ class NoteScores:
             return 0.0
         rewards = [j.reward for j in self.valid_judges if j.reward is not None]
         return sum(rewards) / len(rewards) if rewards else None
+
+    @property
+    def mean_score(self) -> float | None:
+        """The jury score MedHELM reports: the mean of every valid 1-5 score over judges and dimensions.
+
+        HELM's LLMJuryMetric pools the scores the same way but truncates each with int() and scores a
+        note no judge answered as 1; here only valid scores count, so an unjudged note has none. An
+        empty answer gets the lowest score, as its reward is 0: leaving it out would rank a model that
+        answers nothing above one that answers badly.
+        """
+        if self.empty_answer:
+            return float(MIN_SCORE)
+        scores = [s for j in self.judges for s in j.scores.values()]
+        return sum(scores) / len(scores) if scores else None
 
     def dimension_mean(self, dimension: str) -> float | None:
         """Panel mean 1-5 score over the judges with a valid score for this dimension."""

@@ -294,3 +294,22 @@ def test_a_fully_judged_run_neither_warns_nor_fails(caplog: pytest.LogCaptureFix
     with caplog.at_level(logging.WARNING, logger="helm"):
         run_evaluate(["A", "B"], UNJUDGED_RECORDS[:1])
     assert not any("have no reward" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"A": judge(4, 3, 5), "B": judge(2, 2, 5), "failed_judges": []}, 21 / 6),
+        ({"A": judge(4, 3, 5), "B": FAILED, "failed_judges": ["B"]}, 4.0),
+        ({"A": FAILED, "B": FAILED, "failed_judges": ["A", "B"]}, None),
+    ],
+)
+def test_medhelms_jury_score_stat_is_the_pooled_mean_and_absent_for_an_unjudged_note(
+    record: dict[str, Any], expected: float | None
+) -> None:
+    """`mtsamples_procedures_accuracy`, the name MedHELM's schema shows: the 1-5 mean over valid scores only."""
+    s = stats_of(["A", "B"], record)
+    if expected is None:
+        assert f"{P}_accuracy" not in s
+    else:
+        assert s[f"{P}_accuracy"] == pytest.approx(expected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,11 +12,12 @@ from pathlib import Path
 import pytest
 from helm.benchmark.presentation.schema import Schema, read_schema, validate_schema
 
+from helm_mtsamples_ext import schema as schema_module
 from helm_mtsamples_ext.metric import metric_metadata
 from helm_mtsamples_ext.run_spec import resolve_judges
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
-from helm_mtsamples_ext.schema import SCHEMA_PATH
-from helm_mtsamples_ext.scoring import REWARD, instance_stat_names, run_stat_names
+from helm_mtsamples_ext.schema import METRIC_CLASS, SCENARIO_CLASS, SCHEMA_PATH
+from helm_mtsamples_ext.scoring import JURY_SCORE, REWARD, instance_stat_names, run_stat_names
 
 # MedHELM's three-vendor jury, read from the file HELM itself ships.
 HELM_JURY = str(resources.files("helm.benchmark.scenarios.medhelm").joinpath("judges.yaml"))
@@ -67,12 +69,13 @@ def test_every_stat_of_the_default_panel_and_medhelm_jury_is_defined_and_shown(s
         assert names <= group_metric_names(schema, "mtsamples_procedures")
 
 
-def test_reward_comes_first_with_the_three_dimensions_beside_it(schema: Schema) -> None:
-    """The first table of the run group is the reward followed by accuracy, completeness, clarity."""
+def test_reward_comes_first_with_the_three_dimensions_then_medhelms_jury_score_beside_it(schema: Schema) -> None:
+    """The first table of the run group: the reward, accuracy, completeness, clarity, then MedHELM's jury score."""
     group = schema.name_to_run_group["mtsamples_procedures"]
     first = schema.name_to_metric_group[group.metric_groups[0]]
     names = [m.substitute(group.environment).name for m in first.metrics]
-    assert names == [REWARD] + [f"mtsamples_procedures_judge_{d}" for d in ("accuracy", "completeness", "clarity")]
+    dimensions = [f"mtsamples_procedures_judge_{d}" for d in ("accuracy", "completeness", "clarity")]
+    assert names == [REWARD, *dimensions, JURY_SCORE]
 
 
 def test_schema_texts_match_the_metric_metadata(schema: Schema) -> None:
@@ -106,3 +109,100 @@ def test_schema_module_prints_the_installed_schema_path() -> None:
     printed = out.stdout.strip()
     assert printed == SCHEMA_PATH and os.path.isabs(printed) and Path(printed).is_file()
     assert Path(printed).parent == Path(sys.modules["helm_mtsamples_ext.schema"].__file__ or "").parent
+
+
+# The schema written for a suite (`python -m helm_mtsamples_ext.schema --suite S`), from hand-made run files.
+
+
+def write_run(suite_dir: Path, name: str, judges: list[str], stats: list[str], scenario: str = SCENARIO_CLASS) -> None:
+    run = suite_dir / name
+    run.mkdir(parents=True)
+    spec = {
+        "name": name,
+        "scenario_spec": {"class_name": scenario, "args": {}},
+        "metric_specs": [
+            {"class_name": "helm.benchmark.metrics.basic_metrics.BasicGenerationMetric", "args": {"names": []}},
+            {"class_name": METRIC_CLASS, "args": {"judge_names": judges}},
+        ],
+    }
+    (run / "run_spec.json").write_text(json.dumps(spec))
+    rows = [{"name": {"name": s, "split": "test"}, "count": 1, "sum": 0.5, "mean": 0.5} for s in stats]
+    (run / "stats.json").write_text(json.dumps(rows))
+
+
+def emitted(judges: list[str], alphas: bool = True) -> list[str]:
+    return instance_stat_names(judges) + (run_stat_names() if alphas else []) + ["max_prob", "logprob"]
+
+
+def generate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Schema, str]:
+    """Run the module's CLI in-process; return the schema it wrote (read by HELM) and its stderr."""
+    schema_module.main(["--suite", "s", "-o", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    path = captured.out.strip()
+    assert path == str((tmp_path / "out" / "runs" / "s" / "schema_mtsamples_procedures.yaml").resolve())
+    return read_schema(path), captured.err
+
+
+def shown(schema: Schema) -> list[str]:
+    return [m.name for g in schema.metric_groups for m in g.metrics]
+
+
+def test_suite_schema_shows_each_judge_of_the_suites_panel_and_passes_strict_validation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A panel the shipped schema does not know gets its per-judge columns, defined with the metric's own texts."""
+    panel = ["acme/Judge.One", "judge-two"]
+    write_run(tmp_path / "out" / "runs" / "s", "r1", panel, emitted(panel))
+    schema, notes = generate(tmp_path, capsys)
+    per_judge = [m.name for m in schema.name_to_metric_group["mtsamples_procedures_per_judge"].metrics]
+    assert per_judge == [f"{REWARD}_acme_judge_one", f"{REWARD}_judge_two"]
+    for metadata in metric_metadata(panel):
+        assert schema.name_to_metric[metadata.name].display_name == metadata.display_name
+    assert set(emitted(panel)) <= set(schema.name_to_metric), "every stat the runs emit is defined"
+    assert set(run_stat_names()) <= set(shown(schema)) and notes == ""
+    assert validate_schema(schema, schema_path="generated", strict=True) == []
+
+
+def test_suite_schema_leaves_out_columns_some_run_does_not_emit_and_says_which(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Mixed panels, a run without alphas: those columns would be blank for some run, so they are left out."""
+    suite = tmp_path / "out" / "runs" / "s"
+    write_run(suite, "r1", ["one", "two"], emitted(["one", "two"]))
+    write_run(suite, "r2", ["two"], emitted(["two"], alphas=False))
+    schema, notes = generate(tmp_path, capsys)
+    assert [m.name for m in schema.name_to_metric_group["mtsamples_procedures_per_judge"].metrics] == [f"{REWARD}_two"]
+    assert f"{REWARD}_one" in schema.name_to_metric, "still defined: it shows on r1's page"
+    assert not set(run_stat_names()) & set(shown(schema))
+    assert f"{REWARD}_one: column left out (on the run pages only), not emitted by 1 of 2 runs (e.g. r2)" in notes
+    assert all(name in notes for name in run_stat_names())
+    assert validate_schema(schema, schema_path="generated", strict=True) == []
+
+
+def test_suite_schema_defines_a_stat_nobody_described_by_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stat a newer HELM adds is defined plainly (no "undefined" warning) and named on stderr."""
+    write_run(tmp_path / "out" / "runs" / "s", "r1", ["one"], [*emitted(["one"]), "brand_new_stat"])
+    schema, notes = generate(tmp_path, capsys)
+    assert schema.name_to_metric["brand_new_stat"].display_name == "brand_new_stat"
+    assert "brand_new_stat: a stat the shipped schema does not describe" in notes
+    assert "max_prob" not in notes, "HELM's stats our runs emit are in the shipped schema"
+
+
+def test_suite_schema_ignores_other_benchmarks_and_unfinished_runs(tmp_path: Path) -> None:
+    """Only our finished runs decide the panels: another scenario's run or a run without stats.json does not."""
+    suite = tmp_path / "s"
+    write_run(suite, "ours", ["one"], emitted(["one"]))
+    write_run(suite, "theirs", ["other"], ["exact_match"], scenario="helm.benchmark.scenarios.x.XScenario")
+    write_run(suite, "unfinished", ["half"], [])
+    (suite / "unfinished" / "stats.json").unlink()
+    runs = schema_module.read_suite(suite, "test")
+    assert [(r.name, r.judge_names) for r in runs] == [("ours", ("one",))]
+
+
+def test_suite_without_our_runs_is_an_error_naming_the_directory(tmp_path: Path) -> None:
+    """Nothing to describe: say so rather than write the shipped schema under a misleading name."""
+    (tmp_path / "out" / "runs" / "s").mkdir(parents=True)
+    with pytest.raises(SystemExit, match="no finished mtsamples_procedures run"):
+        schema_module.main(["--suite", "s", "-o", str(tmp_path / "out")])

@@ -5,6 +5,9 @@ refuses a second function under a registered name. Plugins load before HELM disc
 built-in run specs, so registering ours first would make that discovery raise and break every
 `helm-run`. Hence the one deliberate override below: run HELM's discovery now, then replace the
 entry. Every other run entry is left exactly as HELM registered it.
+
+It also registers the control "models" (``mtsamples-control/<kind>``, see ``controls.py``) as HELM
+model deployments, so a run entry can name them like any model.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from helm.benchmark import run_spec as helm_run_spec
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext.controls_client import register_control_models
 from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec
 
 
@@ -22,6 +26,7 @@ def register() -> None:
     if registry.get(RUN_ENTRY_NAME) is not get_mtsamples_procedures_spec:
         registry[RUN_ENTRY_NAME] = get_mtsamples_procedures_spec
         hlog(f"helm-mtsamples-ext: `{RUN_ENTRY_NAME}` now runs helm_mtsamples_ext (replacing HELM's built-in)")
+    register_control_models()
 
 
 register()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -46,10 +47,21 @@ from helm_mtsamples_ext.controls import (
     pad,
     truncate,
 )
-from helm_mtsamples_ext.controls_client import ControlIndex, control_index, notes_dir, register_control_models
+from helm_mtsamples_ext.controls_client import (
+    DISPLAY_NAMES,
+    ControlIndex,
+    control_index,
+    notes_dir,
+    register_control_models,
+)
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from helm_mtsamples_ext.scenario import build_instances
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
+from tests.judge_server import Behaviour, JudgeServer
+from tests.mirror import NoteMirror
+from tests.test_pipeline_e2e import helm_tool, request_states, stat, user_env
+
+AUDIT_CONF = Path(__file__).resolve().parents[1] / "run_specs" / "mtsamples_procedures_audit.conf"
 
 register_control_models()
 
@@ -352,3 +364,61 @@ def test_the_window_is_larger_than_any_note(tmp_path: Path) -> None:
 def test_control_answers_refuses_an_unknown_kind() -> None:
     with pytest.raises(ValueError, match="unknown control"):
         control_answers("oracle", notes_of({"a": "PLAN", "b": "PLAN"}))
+
+
+# --- end to end: the audit conf through the real helm-run --------------------------------------------
+
+
+@pytest.mark.e2e
+def test_audit_conf_runs_the_four_controls_through_helm_run(pinned_notes_dir: Path, tmp_path: Path) -> None:
+    """The shipped conf, with a loopback judge added to each entry, through `helm-run -o out`: each control
+    answers as promised, untruncated, the judge is sent each answer, and the client read the notes where
+    the scenario cached them (no second download, nothing written to ./benchmark_output)."""
+    conf = AUDIT_CONF.read_text()
+    scores = {"accuracy": 4, "completeness": 3, "clarity": 5}
+    with NoteMirror(pinned_notes_dir) as mirror, JudgeServer({"steady": Behaviour("steady", scores)}) as judge:
+        panel = f",judges=steady,judge_base_url={judge.base_url}"
+        with_panel = re.sub(r'(model=mtsamples-control/\w+)"', lambda m: f'{m.group(1)}{panel}"', conf)
+        assert with_panel.count(panel) == len(CONTROL_KINDS)
+        (tmp_path / "audit.conf").write_text(with_panel)
+        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        args = ["--conf-paths", "audit.conf", "--suite", "audit", "-m", "3", "-o", "out"]
+        helm_tool("helm-run", *args, cwd=tmp_path, env=env)
+        fetched = mirror.request_count
+        judged = judge.prompts_for("steady")
+
+    assert fetched == 429 and not (tmp_path / "benchmark_output").exists()
+    runs = {}
+    for run in (tmp_path / "out" / "runs" / "audit").iterdir():
+        if (run / "run_spec.json").is_file():
+            runs[json.loads((run / "run_spec.json").read_text())["adapter_spec"]["model"]] = run
+    assert sorted(runs) == sorted(control_model_name(kind) for kind in CONTROL_KINDS)
+    assert len(judged) == 3 * len(CONTROL_KINDS)
+
+    index = ControlIndex.from_notes({p.name: p.read_bytes() for p in sorted(pinned_notes_dir.iterdir())})
+    for kind in CONTROL_KINDS:
+        run = runs[control_model_name(kind)]
+        states = request_states(run)
+        assert len(states) == 3
+        for state in states:
+            answer, prompt = state["result"]["completions"][0]["text"], state["request"]["prompt"]
+            reference = state["instance"]["references"][0]["output"]["text"]
+            assert not state["prompt_truncated"] and state["instance"]["input"]["text"] in prompt
+            assert answer == index.answer(kind, prompt)
+            promise = {
+                "reference": answer == reference,
+                "shuffled": answer != reference,
+                "truncated": reference.startswith(answer) and len(answer) <= len(reference) // 3,
+                "padded": answer.startswith(reference) and len(answer) >= 2.5 * len(reference),
+            }
+            assert promise[kind], f"{kind} broke its promise on {state['instance']['id']}"
+            assert sum(answer in p for p in judged) >= 1, "the judge never saw this answer"
+        assert stat(run, "mtsamples_procedures_reward")["mean"] == pytest.approx(12 / 15)
+
+    # On the leaderboard they show as controls, with what they are.
+    helm_tool("helm-summarize", "--suite", "audit", "-o", "out", "--auto-generate-schema", cwd=tmp_path, env=env)
+    models = json.loads((tmp_path / "out" / "runs" / "audit" / "schema.json").read_text())["models"]
+    assert {m["name"]: (m["display_name"], m["creator_organization"]) for m in models} == {
+        control_model_name(kind): (DISPLAY_NAMES[kind], "mtsamples-control") for kind in CONTROL_KINDS
+    }
+    assert all("not a model" in m["description"] for m in models)

@@ -100,7 +100,7 @@ class ControlIndex:
     """Every instance of both extraction modes, with each control's answer, found by its input text."""
 
     def __init__(self, notes: list[IndexedNote]) -> None:
-        # Longest input first: the first match is the most specific one.
+        # Longest input first, so an input is only ever contained in one listed before it.
         self.notes = sorted(notes, key=lambda n: (-len(n.input), n.extraction, n.id))
 
     @classmethod
@@ -120,11 +120,10 @@ class ControlIndex:
         return cls(indexed)
 
     def find(self, prompt: str) -> list[IndexedNote]:
-        """The notes with the longest input found verbatim in ``prompt`` (normally one)."""
-        for n, note in enumerate(self.notes):
-            if note.input and note.input in prompt:
-                return [m for m in self.notes[n:] if len(m.input) == len(note.input) and m.input in prompt]
-        return []
+        """The notes whose input is found verbatim in ``prompt``, leaving out any input found only as part
+        of a longer found one (a ``helm`` input inside the same note's ``sections`` input). Normally one."""
+        found = [n for n in self.notes if n.input and n.input in prompt]
+        return [n for i, n in enumerate(found) if not any(n.input in o.input for o in found[:i] if o.input != n.input)]
 
     def answer(self, kind: str, prompt: str) -> str:
         matches = self.find(prompt)
@@ -137,7 +136,8 @@ class ControlIndex:
         if len(answers) > 1:
             which = ", ".join(f"{m.id} ({m.extraction})" for m in matches)
             raise UnknownPrompt(
-                f"{control_model_name(kind)}: the prompt matches several notes that answer differently: {which}"
+                f"{control_model_name(kind)}: the prompt holds the inputs of several notes that answer differently: "
+                f"{which}"
             )
         return answers.pop()
 

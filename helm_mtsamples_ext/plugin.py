@@ -9,6 +9,9 @@ entry. Every other run entry is left exactly as HELM registered it.
 Loading the plugin also imports HELM's reference-metric module with nltk's offline download error
 caught and explained in one line (quiet.py): HELM's SlurmRunner workers import us (by class name)
 before any metric, so they are quiet too.
+
+It also registers the control "models" (``mtsamples-control/<kind>``, see ``controls.py``) as HELM
+model deployments, so a run entry can name them like any model.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from helm.benchmark import run_spec as helm_run_spec
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext.controls_client import register_control_models
 from helm_mtsamples_ext.quiet import import_helm_reference_metrics_quietly
 from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec
 
@@ -28,6 +32,7 @@ def register() -> None:
         registry[RUN_ENTRY_NAME] = get_mtsamples_procedures_spec
         hlog(f"helm-mtsamples-ext: `{RUN_ENTRY_NAME}` now runs helm_mtsamples_ext (replacing HELM's built-in)")
     import_helm_reference_metrics_quietly()
+    register_control_models()
 
 
 register()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
 from helm.benchmark.scenarios.scenario import (
@@ -35,6 +37,25 @@ MAX_NOTE_BYTES = 1_000_000
 would blow the model's context window and the judges' budget."""
 
 _SPECIALTY = re.compile(r"^Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
+
+_notes_dir_lock = threading.Lock()
+_notes_dir: Path | None = None
+
+
+def loaded_notes_dir() -> Path | None:
+    """Where this process's scenario last found its verified notes, or None if it has not loaded.
+
+    The control models (``controls_client.py``) read the notes there: HELM hands a client only the
+    request, never the run's output path, and the scenario runs before any request of its run.
+    """
+    with _notes_dir_lock:
+        return _notes_dir
+
+
+def _record_notes_dir(path: Path) -> None:
+    global _notes_dir
+    with _notes_dir_lock:
+        _notes_dir = path
 
 
 @dataclass
@@ -140,6 +161,7 @@ class MTSamplesProceduresScenario(Scenario):
         cache_dir = resolve_cache_dir(output_path)
         ensure_directory_exists(str(cache_dir))
         paths = ensure_notes(cache_dir, base_url=resolve_base_url(self.base_url))
+        _record_notes_dir(cache_dir)
         batch = build_instances({name: path.read_bytes() for name, path in paths.items()}, self.extraction)
         skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(batch.skipped.items())) or "none"
         hlog(

@@ -251,20 +251,46 @@ def _verdict_objects(text: str) -> list[_Candidate]:
 # The prompt's own placeholders: ours are <...>, HELM's template fills every explanation with this sentence.
 _PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\.\.\.|explain why this score was given\.?)\s*$", re.IGNORECASE)
 _NUMBER = r"""["']?(-?\d+(?:\.\d+)?)["']?\s*(?=[,}\]])"""
-# A key, not a word in an explanation: quoted, and opening the object or following a comma.
-_DIMENSION_KEY = re.compile(r"""(?:^|[{,])\s*["'](""" + "|".join(DIMENSIONS) + r""")["']\s*:""", re.IGNORECASE)
+# A key or a score, never words inside an explanation: string contents are blanked out first (except key
+# names and numeric strings), then keys may be quoted or bare, and must open the object or follow a comma.
+_DIMENSION_KEY = re.compile(r"""(?:^|[{,])\s*["']?(""" + "|".join(DIMENSIONS) + r""")["']?\s*:""", re.IGNORECASE)
 _LITERAL_SCORE = re.compile(r"^\s*" + _NUMBER + r"""|["']?score["']?\s*:\s*""" + _NUMBER, re.IGNORECASE)
+_KEPT_STRINGS = re.compile(r"\s*(?:" + "|".join(DIMENSIONS) + r"|score|explanation|-?\d+(?:\.\d+)?)\s*", re.IGNORECASE)
+
+
+def _blank_strings(span: str) -> str:
+    """``span`` with the text inside its strings replaced by spaces (same length, so positions hold).
+
+    A double quote always opens a string; a single quote only where a JSON token may start (after ``{``,
+    ``[``, ``,``, ``:`` or at the start), so an apostrophe in bare text is left alone."""
+    chars = list(span)
+    i, last = 0, ""
+    while i < len(span):
+        char = span[i]
+        if char == '"' or (char == "'" and last in ("", "{", "[", ",", ":")):
+            j = i + 1
+            while j < len(span) and span[j] != char:
+                j += 2 if span[j] == "\\" else 1
+            if not _KEPT_STRINGS.fullmatch(span[i + 1 : j]):
+                chars[i + 1 : min(j, len(span))] = " " * (min(j, len(span)) - i - 1)
+            i, last = j + 1, char
+            continue
+        if not char.isspace():
+            last = char
+        i += 1
+    return "".join(chars)
 
 
 def _literal_scores(span: str, dimension: str) -> list[int]:
     """The 1-5 scores ``span`` literally gives ``dimension``: a number (or numeric string) right after the
     dimension key or its ``score`` key and followed by a delimiter, within that dimension's part of the span."""
-    keys = list(_DIMENSION_KEY.finditer(span))
+    text = _blank_strings(span)
+    keys = list(_DIMENSION_KEY.finditer(text))
     found: list[int] = []
     for n, key in enumerate(keys):
         if key.group(1).lower() != dimension:
             continue
-        region = span[key.end() : keys[n + 1].start() if n + 1 < len(keys) else len(span)]
+        region = text[key.end() : keys[n + 1].start(1) if n + 1 < len(keys) else len(text)]
         for match in _LITERAL_SCORE.finditer(region):
             score = normalise_score(match.group(1) or match.group(2))
             if score is not None:

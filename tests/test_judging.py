@@ -393,11 +393,6 @@ def test_the_repair_turn_asks_for_only_the_json_object() -> None:
     assert '"score" from 1 to 5' in REPAIR_INSTRUCTION and '"explanation" in your own words' in REPAIR_INSTRUCTION
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="judging.py _DIMENSION_KEY (since 6fd33d5) requires a quoted key, so a reply with unquoted keys, which "
-    "json_repair reads, has no dimension region and every score is 'not written out'",
-)
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
@@ -419,11 +414,6 @@ def test_scores_written_out_under_unquoted_keys_count(reply: str, expected: dict
     assert judged(reply)[0] == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="judging.py _DIMENSION_KEY still takes \", 'clarity':\" inside a double-quoted explanation for a key, "
-    "ending accuracy's region before its score",
-)
 def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_written_out_score() -> None:
     """Explanation first, missing its last brace: "Fine, 'clarity': ..." in accuracy's explanation is prose."""
     reply = (

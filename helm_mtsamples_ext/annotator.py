@@ -30,10 +30,9 @@ from helm_mtsamples_ext.endpoints import (
     secrets_of,
 )
 from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeAccessError, JudgeCaller, JudgeTarget
-from helm_mtsamples_ext.judging import DIMENSIONS, PROMPT_STYLES, build_prompt, strip_think
-from helm_mtsamples_ext.scoring import ANNOTATION_KEY
-
-RESERVED_KEYS = ("failed_judges", "answer")  # record keys that are not judges
+from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
+from helm_mtsamples_ext.panel import JudgeSpec
+from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, FAILED, OK, RESERVED_KEYS, JudgeEntry, NoteRecord
 
 
 def _hosted_key_hint(deployment: str) -> str:
@@ -42,18 +41,18 @@ def _hosted_key_hint(deployment: str) -> str:
     return f"{host}ApiKey in prod_env/credentials.conf{extra}"
 
 
-def _endpoint_positions(judges: list[dict[str, Any]]) -> list[tuple[int, str]]:
+def _endpoint_positions(panel: list[JudgeSpec]) -> list[tuple[int, str]]:
     """(position in judge_base_url, URL) of each endpoint judge; suites from before positions were recorded
     number their distinct URLs in panel order."""
     distinct: list[str] = []
     positions = []
-    for spec in judges:
-        url = spec.get("base_url")
-        if not url:
+    for judge in panel:
+        if not judge.base_url:
             continue
-        if normalise_base_url(url) not in distinct:
-            distinct.append(normalise_base_url(url))
-        positions.append((int(spec.get("endpoint_index") or distinct.index(normalise_base_url(url)) + 1), url))
+        url = normalise_base_url(judge.base_url)
+        if url not in distinct:
+            distinct.append(url)
+        positions.append((judge.endpoint_index or distinct.index(url) + 1, judge.base_url))
     return positions
 
 
@@ -78,43 +77,41 @@ class JudgeAnnotator(Annotator):
     ) -> None:
         if not judges:
             raise ValueError("The judge panel is empty")
-        names = [spec["name"] for spec in judges]
+        panel = [JudgeSpec.from_arg(spec) for spec in judges]
+        names = [judge.name for judge in panel]
         if len(set(names)) != len(names) or set(names) & set(RESERVED_KEYS):
-            raise ValueError(f"Judge names must be unique and not one of {RESERVED_KEYS}: {names}")
+            raise ValueError(f"Judge names must be unique and not one of {sorted(RESERVED_KEYS)}: {names}")
         if judge_prompt not in PROMPT_STYLES:
             raise ValueError(f"Unknown judge_prompt {judge_prompt!r}; expected one of {PROMPT_STYLES}")
         self._prompt_style = judge_prompt
         self._use_think = use_think
-        positions = _endpoint_positions(judges)
+        positions = _endpoint_positions(panel)
         keys = resolve_endpoint_keys(positions, auto_client.credentials)
         self._secrets = secrets_of(keys.values())
         install_log_scrubber(self._secrets)
         if keys:
             auto_client.credentials = credentials_with_keys(auto_client.credentials, keys.values())
         self._judges: list[JudgeTarget] = []
-        for spec in judges:
-            base_url = spec.get("base_url")
-            if base_url:
-                deployment = register_endpoint_deployment(base_url, spec["model"], judge_timeout)
-                key = keys[normalise_base_url(base_url)]
-                where = normalise_base_url(base_url)
-                hint = key_settings(key.position, base_url)
-                self._judges.append(
-                    JudgeTarget(spec["name"], deployment, deployment, deployment.split("/")[0], where, hint)
-                )
+        for spec in panel:
+            if spec.base_url:
+                deployment = register_endpoint_deployment(spec.base_url, spec.model, judge_timeout)
+                key = keys[normalise_base_url(spec.base_url)]
+                where = normalise_base_url(spec.base_url)
+                hint = key_settings(key.position, spec.base_url)
+                host = deployment.split("/")[0]
+                self._judges.append(JudgeTarget(spec.name, deployment, deployment, host, where, hint))
             else:
-                deployment = spec["model_deployment"]
+                deployment = spec.model_deployment or spec.model
                 try:
                     get_model_deployment(deployment)
                 except ModelDeploymentNotFoundError:
                     raise JudgeAccessError(
-                        f"judge {spec['name']!r}: HELM has no model deployment {deployment!r} "
+                        f"judge {spec.name!r}: HELM has no model deployment {deployment!r} "
                         "(check judges= or the jury config, or register the deployment in prod_env)"
                     ) from None
-                model = spec.get("model") or deployment
                 host = deployment.split("/")[0]
                 self._judges.append(
-                    JudgeTarget(spec["name"], model, deployment, host, deployment, _hosted_key_hint(deployment))
+                    JudgeTarget(spec.name, spec.model, deployment, host, deployment, _hosted_key_hint(deployment))
                 )
         settings = CallSettings(
             max_tokens=max_tokens,
@@ -141,43 +138,35 @@ class JudgeAnnotator(Annotator):
         if self._use_think:
             answer = strip_think(answer)
         if not answer.strip():
-            return {"failed_judges": [], "answer": "empty"}
+            return NoteRecord.empty().to_dict()
         instance = request_state.instance
         reference = instance.references[0].output.text if instance.references else ""
         prompt = build_prompt(instance.input.text, answer, reference, self._prompt_style)
         futures = [self._pool.submit(self._caller.call, judge, prompt) for judge in self._judges]
-        record: dict[str, Any] = {}
-        failed: list[str] = []
+        entries: dict[str, JudgeEntry] = {}
         for judge, future in zip(self._judges, futures, strict=True):
             outcome = future.result()  # raises JudgeAccessError: the run stops
-            record[judge.name] = self._judge_record(judge, outcome)
+            entries[judge.name] = self._judge_entry(judge, outcome)
             if outcome.failure is not None:
-                failed.append(judge.name)
                 hwarn(f"Judge {judge.name} failed on instance {instance.id}: {self._scrub(outcome.failure)}")
-        record["failed_judges"] = failed
-        return record
+        failed = tuple(name for name, entry in entries.items() if entry.failed)
+        return NoteRecord(judges=entries, failed_judges=failed).to_dict()
 
-    def _judge_record(self, judge: JudgeTarget, outcome: CallOutcome) -> dict[str, Any]:
-        entry: dict[str, Any] = {}
-        for dim in DIMENSIONS:
-            score = outcome.verdict.dimensions[dim] if outcome.verdict is not None else None
-            entry[dim] = {
-                "score": score.score if score is not None and outcome.failure is None else None,
-                "explanation": self._scrub(score.explanation) if score is not None else "",
-            }
-        entry["status"] = "failed" if outcome.failure is not None else "ok"
-        if outcome.failure is not None:
-            entry["failure"] = self._scrub(outcome.failure)
-        if outcome.verdict is not None and outcome.verdict.invalid:
-            entry["invalid"] = dict(outcome.verdict.invalid)
-        if outcome.raw_reply is not None and outcome.failure is not None:
-            entry["raw_reply"] = self._scrub(outcome.raw_reply)
-        if outcome.tokens is not None:
-            entry["tokens"] = outcome.tokens
-        if outcome.structured is not None:
-            entry["structured"] = outcome.structured
-        entry["model_deployment"] = judge.model_deployment
-        return entry
+    def _judge_entry(self, judge: JudgeTarget, outcome: CallOutcome) -> JudgeEntry:
+        """What the record keeps of a call: scores only from a verdict that counted; the reply only when failed."""
+        verdict, failed = outcome.verdict, outcome.failure is not None
+        dimensions = {dim: verdict.dimensions[dim] for dim in DIMENSIONS} if verdict is not None else {}
+        return JudgeEntry(
+            scores={dim: None if failed else d.score for dim, d in dimensions.items()},
+            explanations={dim: self._scrub(d.explanation) for dim, d in dimensions.items()},
+            status=FAILED if failed else OK,
+            failure=self._scrub(outcome.failure) if outcome.failure is not None else None,
+            invalid=dict(verdict.invalid) if verdict is not None else {},
+            raw_reply=self._scrub(outcome.raw_reply) if failed and outcome.raw_reply is not None else None,
+            tokens=outcome.tokens,
+            structured=outcome.structured,
+            model_deployment=judge.model_deployment,
+        )
 
     def _scrub(self, text: str) -> str:
         return scrub(text, self._secrets)

@@ -24,6 +24,7 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.run_spec import RunEntryArgs
 from helm_mtsamples_ext.scoring import (
     ANNOTATION_KEY,
@@ -55,13 +56,14 @@ class UnjudgedNotesError(RuntimeError):
 def failure_kinds(records: Sequence[object]) -> Counter[str]:
     """How often each kind of judge failure (the reason's text before its first ':') occurs in records."""
     kinds: Counter[str] = Counter()
-    for record in records:
-        if not isinstance(record, Mapping):
+    for raw in records:
+        record = NoteRecord.from_dict(raw)
+        if record is None:
             kinds["no annotation"] += 1
             continue
-        for value in record.values():
-            if isinstance(value, Mapping) and value.get("status") == "failed":
-                kinds[str(value.get("failure") or "failed").split(":")[0].strip()] += 1
+        for name in record.judges:
+            if record.judge_failed(name):
+                kinds[record.failure_of(name).split(":")[0].strip()] += 1
     return kinds
 
 

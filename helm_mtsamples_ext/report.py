@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,8 @@ from helm.benchmark.scenarios.scenario import CORRECT_TAG
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.audit import judge_audit
+from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
+from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report_stats import (
     KEYS,
@@ -35,14 +36,13 @@ from helm_mtsamples_ext.report_stats import (
     pairwise,
 )
 from helm_mtsamples_ext.review import write_review
-from helm_mtsamples_ext.scoring import ANNOTATION_KEY, DIMENSIONS, score_note
+from helm_mtsamples_ext.scoring import score_note
+from helm_mtsamples_ext.sections import specialty_of
 
 OUR_SCENARIO = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
-OUR_ANNOTATOR = "helm_mtsamples_ext.annotator.JudgeAnnotator"
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
 """What a finished run has (HELM writes all of them at the very end of a run; a crash leaves some out)."""
 NOT_RUNS = {"eval_cache", "groups"}
-SPECIALTY_LINE = re.compile(r"^\s*Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
 FIGURE_NAME = "leaderboard.png"
 SCORED_COLUMNS = [*DIMENSIONS, "judge_reward", "note_reward"]
 
@@ -67,42 +67,20 @@ def is_ours(run_spec: dict[str, Any]) -> bool:
 
 
 def panel_judges(run_spec: dict[str, Any], states: list[dict[str, Any]]) -> list[str]:
-    """The judge names in panel order: from the annotator spec, else from the annotations themselves."""
-    for spec in run_spec.get("annotators") or []:
-        args = spec.get("args") or {}
-        if args.get("judges"):
-            return [j["name"] if isinstance(j, dict) else str(j) for j in args["judges"]]
-        if isinstance(args.get("annotator_models"), dict):  # HELM's built-in jury
-            return list(args["annotator_models"])
+    """The judge names in panel order: from the run's panel (panel.py), else from the annotations themselves."""
+    named = panel_of(run_spec)
+    if named is not None:
+        return named
     seen: dict[str, None] = {}
     for state in states:
-        record = (state.get("annotations") or {}).get(ANNOTATION_KEY) or {}
-        seen.update({name: None for name, value in record.items() if isinstance(value, dict)})
+        record = NoteRecord.from_dict((state.get("annotations") or {}).get(ANNOTATION_KEY))
+        seen.update(dict.fromkeys(record.judges if record is not None else ()))
     return list(seen)
 
 
 def _run_args(run_name: str) -> dict[str, str]:
     _, _, args = run_name.partition(":")
     return dict(part.split("=", 1) for part in args.split(",") if "=" in part)
-
-
-def _failure(entry: object, marked_failed: bool) -> str:
-    """Why a failed judge counts for nothing, for the instances table; whether it counts is score_note's call."""
-    if not isinstance(entry, Mapping):
-        return str(entry)
-    return str(entry.get("failure") or ("marked failed" if marked_failed else "no valid dimension"))
-
-
-def _invalid(entry: object) -> str:
-    invalid = entry.get("invalid") if isinstance(entry, Mapping) else None
-    return "; ".join(f"{dim}: {why}" for dim, why in invalid.items()) if isinstance(invalid, Mapping) else ""
-
-
-def _explanation(entry: object, dim: str) -> str:
-    """What the judge wrote for one dimension (for the review page), whatever its score's fate."""
-    verdict = entry.get(dim) if isinstance(entry, Mapping) else None
-    text = verdict.get("explanation") if isinstance(verdict, Mapping) else None
-    return text if isinstance(text, str) else ""
 
 
 def _reference(instance: Mapping[str, Any]) -> str:
@@ -120,25 +98,28 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
     a failure reason; an empty answer scores 0 by every judge, as in the metric's per-judge stats.
     """
     note = score_note(record, judges)
-    entries: Mapping[str, Any] = record if isinstance(record, Mapping) else {}
-    listed = entries.get("failed_judges")
-    marked = {str(name) for name in listed} if isinstance(listed, (list, tuple)) else set()
+    parsed = NoteRecord.from_dict(record)
     rows = []
     for judge in note.judges:
-        entry = entries.get(judge.name, "no record in annotation") if isinstance(record, Mapping) else "no annotation"
-        if isinstance(entry, Mapping) and entry.get("status") == "failed":
-            marked.add(judge.name)
+        entry = parsed.judges.get(judge.name) if parsed is not None else None
         status = "empty_answer" if note.empty_answer else "failed" if judge.failed else "ok"
+        if status != "failed":
+            failure = ""
+        elif parsed is None:
+            failure = "no annotation"
+        else:
+            failure = parsed.failure_of(judge.name)
+        invalid = entry.invalid if entry is not None and not note.empty_answer else {}
         rows.append(
             {
                 "judge": judge.name,
                 **{dim: judge.scores.get(dim) for dim in DIMENSIONS},
-                **{f"{dim}_explanation": _explanation(entry, dim) for dim in DIMENSIONS},
+                **{f"{dim}_explanation": entry.explanations.get(dim, "") if entry else "" for dim in DIMENSIONS},
                 "judge_reward": 0.0 if note.empty_answer else judge.reward,
                 "note_reward": note.reward,
                 "status": status,
-                "failure": _failure(entry, judge.name in marked) if status == "failed" else "",
-                "invalid": "" if note.empty_answer else _invalid(entry),
+                "failure": failure,
+                "invalid": "; ".join(f"{dim}: {why}" for dim, why in invalid.items()),
                 "empty_answer": note.empty_answer,
             }
         )
@@ -149,13 +130,12 @@ def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]
     """One row per judge of the panel for one request state (a judge with no record has failed)."""
     instance = state["instance"]
     extra = instance.get("extra_data") or {}
-    match = SPECIALTY_LINE.search(instance.get("input", {}).get("text", ""))
     completions = (state.get("result") or {}).get("completions") or [{}]
     text = completions[0].get("text") or ""
     note = {
         "note": extra.get("filename") or instance.get("id"),
         "note_id": instance.get("id"),
-        "specialty": extra.get("specialty") or (match.group(1) if match else "unknown"),
+        "specialty": extra.get("specialty") or specialty_of(instance.get("input", {}).get("text", "")) or "unknown",
         "extracted_section": extra.get("extracted_section") or "",
         "extraction": extra.get("extraction") or "",
         "output_words": len(text.split()),

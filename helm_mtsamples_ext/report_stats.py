@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha
+from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha, ratings_matrix
 
 KEYS = ["panel", "model"]
 """A leaderboard row: results of different judge panels are never pooled."""
@@ -106,8 +106,8 @@ def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[f
 
 def judge_agreement(rows: pd.DataFrame, dim: str) -> float:
     """Krippendorff's alpha (ordinal) between the judges on one dimension; NaN when scoring.py calls it undefined."""
-    matrix = rows.pivot_table(index="judge", columns="note", values=dim, aggfunc="first")
-    value = ordinal_alpha(matrix.to_numpy(dtype=float)).value
+    ratings = zip(rows["judge"], rows["note"], rows[dim], strict=True)
+    value = ordinal_alpha(ratings_matrix(ratings)[1]).value
     return np.nan if value is None else value
 
 

@@ -23,7 +23,8 @@ from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_sp
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
 from helm_mtsamples_ext.judging import PROMPT_STYLES
-from helm_mtsamples_ext.scoring import RESERVED_KEYS
+from helm_mtsamples_ext.panel import JudgeSpec
+from helm_mtsamples_ext.record import RESERVED_KEYS
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
 from helm_mtsamples_ext.structured import STRUCTURED_MODES
 
@@ -35,34 +36,6 @@ INSTRUCTIONS = "Here are information about a patient, return a reasonable treatm
 THINK_INSTRUCTIONS = (
     " First reason step by step inside <think></think> tags; then, after the closing tag, give only the plan."
 )
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """One member of the panel as the annotator receives it (no secrets: this lands in run_spec.json).
-
-    ``endpoint_index`` is the 1-based position of ``base_url`` in ``judge_base_url``: the ``n`` of
-    ``JUDGE_API_KEY_<n>``."""
-
-    name: str
-    model: str
-    model_deployment: str | None
-    base_url: str | None = None
-    endpoint_index: int | None = None
-
-    def as_arg(self) -> dict[str, Any]:
-        arg: dict[str, Any] = {
-            "name": self.name,
-            "model": self.model,
-            "model_deployment": self.model_deployment,
-            "base_url": self.base_url,
-        }
-        if self.endpoint_index is not None:
-            arg["endpoint_index"] = self.endpoint_index
-        return arg
-
-
-Judge = JudgeSpec  # the name earlier versions exported
 
 
 def parse_bool(value: Any, argument: str) -> bool:

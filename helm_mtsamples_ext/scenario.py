@@ -30,13 +30,12 @@ from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext.data import ensure_notes, resolve_base_url, resolve_cache_dir
-from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract
+from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
 
 MAX_NOTE_BYTES = 1_000_000
 """The largest pinned note is ~15 KB; anything near a megabyte is not an operative note, and
 would blow the model's context window and the judges' budget."""
 
-_SPECIALTY = re.compile(r"^Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
 
 _notes_dir_lock = threading.Lock()
 _notes_dir: Path | None = None
@@ -108,7 +107,7 @@ def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> Not
             log(f"MTSamples Procedures: skipping {filename!r}: {reason}")
             batch.skipped[reason] += 1
             continue
-        specialty = _SPECIALTY.search(text or "")  # text is set whenever result is an Extraction
+        specialty = specialty_of(text or "")  # text is set whenever result is an Extraction
         batch.instances.append(
             Instance(
                 id=instance_id(filename),
@@ -118,7 +117,7 @@ def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> Not
                 extra_data={
                     "filename": filename,
                     "extracted_section": result.section,
-                    "specialty": specialty.group(1) if specialty else None,
+                    "specialty": specialty,
                     "extraction": extraction,
                 },
             )

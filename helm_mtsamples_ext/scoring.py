@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import krippendorff
 import numpy as np
 
-DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
+from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
+
+__all__ = ["ANNOTATION_KEY", "DIMENSIONS"]  # re-exported: the record owns them, scoring's users read them here
+
 MIN_SCORE = 1
 MAX_SCORE = 5
-ANNOTATION_KEY = "mtsamples_procedures"
-RESERVED_KEYS = frozenset({"failed_judges", "answer"})
 
 PREFIX = "mtsamples_procedures"
 REWARD = f"{PREFIX}_reward"
@@ -187,52 +188,54 @@ class NoteScores:
         return sum(scores) / len(scores) if scores else None
 
 
-def _judge_names_in(record: Mapping[str, object]) -> list[str]:
-    return [k for k, v in record.items() if k not in RESERVED_KEYS and isinstance(v, Mapping)]
-
-
 def score_note(record: object, judge_names: Sequence[str] = ()) -> NoteScores:
-    """Score the annotator's record for one note.
+    """Score the annotator's record for one note (read through record.NoteRecord).
 
     `judge_names` is the panel; when empty, the judges found in the record are the panel. A panel
     judge absent from the record, marked failed, or without a valid dimension counts as failed.
     Keys the contract does not know are ignored. A record that is not a mapping scores as a note
     every judge failed on.
     """
-    if not isinstance(record, Mapping):
+    note = NoteRecord.from_dict(record)
+    if note is None:
         return NoteScores(judges=tuple(JudgeScores(name) for name in judge_names))
-    if record.get("answer") == "empty":
+    if note.empty_answer:
         return NoteScores(judges=tuple(JudgeScores(name) for name in judge_names), empty_answer=True)
-    panel = list(judge_names) or _judge_names_in(record)
-    failed_list = record.get("failed_judges")
-    failed_names = {str(n) for n in failed_list} if isinstance(failed_list, (list, tuple)) else set()
     judges: list[JudgeScores] = []
-    for name in panel:
-        entry = record.get(name)
-        if not isinstance(entry, Mapping) or entry.get("status") == "failed" or name in failed_names:
+    for name in list(judge_names) or list(note.judges):
+        if note.judge_failed(name):
             judges.append(JudgeScores(name))
             continue
-        scores = {d: s for d in DIMENSIONS if (s := normalise_score(entry.get(d))) is not None}
+        recorded = note.judges[name].scores
+        scores = {d: s for d in DIMENSIONS if (s := normalise_score(recorded.get(d))) is not None}
         judges.append(JudgeScores(name, scores))
     return NoteScores(judges=tuple(judges))
 
 
-def rating_matrix(notes: Sequence[NoteScores], dimension: str) -> tuple[list[str], list[list[float]]]:
-    """Judges x notes ratings of one dimension (NaN where a judge gave no valid score).
+def ratings_matrix(ratings: Iterable[tuple[str, Hashable, float | None]]) -> tuple[list[str], list[list[float]]]:
+    """Judges x notes matrix from (judge, note, score) triples, NaN where a judge gave no score: the one
+    place an agreement matrix is built (the metric's and the report's alpha both come from here).
 
-    Judges are listed in order of first appearance, so panels that differ across notes still line up.
-    """
-    judge_names: list[str] = []
-    for note in notes:
-        for judge in note.judges:
-            if judge.name not in judge_names:
-                judge_names.append(judge.name)
-    matrix = [[math.nan] * len(notes) for _ in judge_names]
-    for col, note in enumerate(notes):
-        for judge in note.judges:
-            if dimension in judge.scores:
-                matrix[judge_names.index(judge.name)][col] = float(judge.scores[dimension])
-    return judge_names, matrix
+    Judges and notes are listed in order of first appearance, so panels that differ across notes line up."""
+    judges: dict[str, int] = {}
+    notes: dict[Hashable, int] = {}
+    cells: list[tuple[int, int, float]] = []
+    for judge, note, score in ratings:
+        row = judges.setdefault(judge, len(judges))
+        col = notes.setdefault(note, len(notes))
+        if score is not None and not (isinstance(score, float) and math.isnan(score)):
+            cells.append((row, col, float(score)))
+    matrix = [[math.nan] * len(notes) for _ in judges]
+    for row, col, score in cells:
+        matrix[row][col] = score
+    return list(judges), matrix
+
+
+def rating_matrix(notes: Sequence[NoteScores], dimension: str) -> tuple[list[str], list[list[float]]]:
+    """Judges x notes ratings of one dimension (NaN where a judge gave no valid score)."""
+    return ratings_matrix(
+        (judge.name, col, judge.scores.get(dimension)) for col, note in enumerate(notes) for judge in note.judges
+    )
 
 
 @dataclass(frozen=True)

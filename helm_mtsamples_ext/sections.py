@@ -111,6 +111,15 @@ _CAPS_HEADER = re.compile(
     r"(?P<name>[A-Z][A-Z0-9 /&,()'#-]{0,80}[A-Z)])"  # 2+ chars ending in a letter or ")": not "AT 10:30"
     r"[ \t]*:"
 )
+SPECIALTY = re.compile(r"^\s*Medical Specialty:\s*(.+?)\s*$", re.MULTILINE)
+
+
+def specialty_of(text: str) -> str | None:
+    """The note's ``Medical Specialty:`` line (MTSamples metadata), for grouping results by specialty."""
+    match = SPECIALTY.search(text)
+    return match.group(1) if match else None
+
+
 _METADATA_HEADER = re.compile(r"^(?P<name>Medical Specialty|Sample Name|Description|Keywords)[ \t]*:", re.MULTILINE)
 """MTSamples' own labels, so e.g. the closing ``Keywords:`` line never ends up in a reference."""
 

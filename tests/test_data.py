@@ -267,14 +267,14 @@ def test_environment_overrides_are_read_at_call_time(
     assert resolve_cache_dir(tmp_path / "helm output") == tmp_path / "helm output"
 
 
-def test_manifest_parsing_is_strict() -> None:
+def test_manifest_parsing_is_strict(tmp_path: Path) -> None:
     """A manifest with a wrong header or a malformed row is rejected, not half-used."""
     with pytest.raises(DataError):
         parse_manifest("filename\tsize\thash\n")
     with pytest.raises(DataError):
         parse_manifest("name\tbytes\tsha256\nx.txt\tten\t" + "0" * 64 + "\n")
     with pytest.raises(DataError, match="unsafe"):
-        ensure_notes(Path("unused"), base_url="/nowhere", manifest=[ManifestEntry("../x.txt", 1, "0" * 64)])
+        ensure_notes(tmp_path / "cache", base_url="/nowhere", manifest=[ManifestEntry("../x.txt", 1, "0" * 64)])
 
 
 def test_shipped_manifest_matches_the_pinned_snapshot(pinned_notes_dir: Path) -> None:

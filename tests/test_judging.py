@@ -9,7 +9,14 @@ from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesPr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.judging import DIMENSIONS, build_prompt, normalise_score, parse_verdict, strip_think
+from helm_mtsamples_ext.judging import (
+    DIMENSIONS,
+    REPAIR_INSTRUCTION,
+    build_prompt,
+    normalise_score,
+    parse_verdict,
+    strip_think,
+)
 from tests.states import request_state
 
 
@@ -386,7 +393,6 @@ def test_a_dimension_named_in_an_explanation_does_not_write_out_a_cut_off_score(
 
 def test_the_repair_turn_asks_for_only_the_json_object() -> None:
     """The repair instruction asks for the JSON object alone, in the prompt's form, in the judge's own words."""
-    from helm_mtsamples_ext.judging import REPAIR_INSTRUCTION
 
     assert "only the JSON object" in REPAIR_INSTRUCTION and "No other text" in REPAIR_INSTRUCTION
     assert all(f'"{dim}"' in REPAIR_INSTRUCTION for dim in DIMENSIONS)

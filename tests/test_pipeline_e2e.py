@@ -23,6 +23,7 @@ import markupsafe
 import pytest
 import requests
 
+from helm_mtsamples_ext.schema import SCHEMA_PATH
 from tests.judge_server import Behaviour, JudgeServer
 from tests.mirror import NoteMirror
 
@@ -220,7 +221,6 @@ def test_leaderboard_web_view_and_report_from_real_binaries(
     """helm-run → helm-summarize (our schema, strict) → helm-server → Chromium, and the report, agree
     with rewards computed here from the judges' scripted scores; one judge fails on some notes."""
     _require_chromium()
-    from helm_mtsamples_ext.schema import SCHEMA_PATH
 
     a_scores = {"accuracy": 4, "completeness": 3, "clarity": 5}
     b_scores = {"accuracy": 2, "completeness": 2, "clarity": 3}

@@ -52,6 +52,7 @@ from report_fixtures import (
 )
 
 from helm_mtsamples_ext.report import judge_rows, main
+from helm_mtsamples_ext.scoring import score_note
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT = ["--bootstrap", "400", "--seed", "0"]
@@ -307,7 +308,6 @@ def test_rewards_agree_with_scoring_module(main_report: tuple[Path, str]) -> Non
     The mean of the per-judge rewards is checked, not the note reward the report copies from score_note, so
     this also guards that the per-judge rows are the ones score_note counted.
     """
-    from helm_mtsamples_ext.scoring import score_note
 
     out, _ = main_report
     suite = out.parent / "runs" / "v1"

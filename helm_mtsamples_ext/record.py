@@ -1,0 +1,149 @@
+"""The annotation record: what each judge said about one note, or why it said nothing.
+
+The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario_state.json; the metric
+(through ``scoring.score_note``), the report and the review page read it. Its dict form is therefore a
+file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
+earlier versions of the package (no ``structured``, no ``tokens``, a failure only listed in
+``failed_judges``) and hand-edited ones (a judge entry that is not a mapping is taken as no entry).
+
+    {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
+     "failed_judges": ["<judge>", ...]}          # or, for an empty answer:
+    {"failed_judges": [], "answer": "empty"}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
+"""The rubric's dimensions, in the order every record and table lists them."""
+ANNOTATION_KEY = "mtsamples_procedures"
+FAILED_JUDGES = "failed_judges"
+ANSWER = "answer"
+EMPTY = "empty"
+RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER})
+"""Record keys that are not judge names (a judge may not be named so)."""
+
+STATUS, OK, FAILED = "status", "ok", "failed"
+SCORE, EXPLANATION = "score", "explanation"
+FAILURE, INVALID, RAW_REPLY, TOKENS, STRUCTURED, MODEL_DEPLOYMENT = (
+    "failure",
+    "invalid",
+    "raw_reply",
+    "tokens",
+    "structured",
+    "model_deployment",
+)
+
+
+@dataclass(frozen=True)
+class JudgeEntry:
+    """One judge's verdict on one note. ``scores`` holds what was recorded (None where a dimension was
+    invalid); whether a score counts is ``scoring.normalise_score``'s call, not the record's."""
+
+    scores: dict[str, Any] = field(default_factory=dict)
+    explanations: dict[str, str] = field(default_factory=dict)
+    status: str = OK
+    failure: str | None = None
+    invalid: dict[str, str] = field(default_factory=dict)
+    raw_reply: str | None = None
+    tokens: int | None = None
+    structured: str | None = None
+    model_deployment: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == FAILED
+
+    def to_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            dim: {SCORE: self.scores.get(dim), EXPLANATION: self.explanations.get(dim, "")} for dim in DIMENSIONS
+        }
+        entry[STATUS] = self.status
+        optional = {
+            FAILURE: self.failure,
+            INVALID: dict(self.invalid) or None,
+            RAW_REPLY: self.raw_reply,
+            TOKENS: self.tokens,
+            STRUCTURED: self.structured,
+        }
+        entry.update({key: value for key, value in optional.items() if value is not None})
+        entry[MODEL_DEPLOYMENT] = self.model_deployment
+        return entry
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any]) -> JudgeEntry:
+        scores: dict[str, Any] = {}
+        explanations: dict[str, str] = {}
+        for dim in DIMENSIONS:
+            value = entry.get(dim)
+            scores[dim] = value.get(SCORE) if isinstance(value, Mapping) else value
+            text = value.get(EXPLANATION) if isinstance(value, Mapping) else None
+            explanations[dim] = text if isinstance(text, str) else ""
+        invalid = entry.get(INVALID)
+        tokens = entry.get(TOKENS)
+        return cls(
+            scores=scores,
+            explanations=explanations,
+            status=str(entry.get(STATUS) or OK),
+            failure=_text(entry.get(FAILURE)),
+            invalid={str(k): str(v) for k, v in invalid.items()} if isinstance(invalid, Mapping) else {},
+            raw_reply=_text(entry.get(RAW_REPLY)),
+            tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+            structured=_text(entry.get(STRUCTURED)),
+            model_deployment=_text(entry.get(MODEL_DEPLOYMENT)),
+        )
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """The panel's record for one note: each judge's entry in panel order, or an empty answer."""
+
+    judges: dict[str, JudgeEntry] = field(default_factory=dict)
+    failed_judges: tuple[str, ...] = ()
+    empty_answer: bool = False
+
+    @classmethod
+    def empty(cls) -> NoteRecord:
+        return cls(empty_answer=True)
+
+    def judge_failed(self, name: str) -> bool:
+        """Absent, marked failed in its entry, or listed in ``failed_judges``: a judge that counts for nothing."""
+        entry = self.judges.get(name)
+        return entry is None or entry.failed or name in self.failed_judges
+
+    def failure_of(self, name: str) -> str:
+        """Why a failed judge counts for nothing, in words for tables and logs."""
+        entry = self.judges.get(name)
+        if entry is None:
+            return "no record in annotation"
+        return entry.failure or ("marked failed" if name in self.failed_judges else "no valid dimension")
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.empty_answer:
+            return {FAILED_JUDGES: [], ANSWER: EMPTY}
+        record: dict[str, Any] = {name: entry.to_dict() for name, entry in self.judges.items()}
+        record[FAILED_JUDGES] = list(self.failed_judges)
+        return record
+
+    @classmethod
+    def from_dict(cls, record: object) -> NoteRecord | None:
+        """The record, or None when there is none (not a mapping: no annotation at all)."""
+        if not isinstance(record, Mapping):
+            return None
+        if record.get(ANSWER) == EMPTY:
+            return cls.empty()
+        listed = record.get(FAILED_JUDGES)
+        failed = tuple(str(n) for n in listed) if isinstance(listed, (list, tuple)) else ()
+        judges = {
+            str(name): JudgeEntry.from_dict(value)
+            for name, value in record.items()
+            if name not in RESERVED_KEYS and isinstance(value, Mapping)
+        }
+        return cls(judges=judges, failed_judges=failed)

@@ -18,11 +18,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
 from helm_mtsamples_ext.report_stats import BootstrapSettings, paired_ci, paired_difference
 
-CONTROL_ORGANIZATION = "mtsamples-control"
-REFERENCE, SHUFFLED, TRUNCATED, PADDED = "reference", "shuffled", "truncated", "padded"
-CONTROL_KINDS = (REFERENCE, SHUFFLED, TRUNCATED, PADDED)
+REFERENCE, SHUFFLED, TRUNCATED, PADDED = CONTROL_KINDS
 PANEL = "(panel)"
 """The judge column of the row auditing the panel's note reward (the mean over its judges)."""
 AUDIT_KEYS = ["panel", "extraction"]

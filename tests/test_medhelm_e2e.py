@@ -54,7 +54,8 @@ def suite(pinned_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     root = tmp_path_factory.mktemp("medhelm")
     with NoteMirror(pinned_notes_dir, max_lifetime=1200) as mirror, JudgeServer(panel, max_lifetime=1200) as judge:
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
-        entry = f"{P}:model=simple/model1,judges=north+south,judge_base_url={judge.base_url}"
+        # judge_max_wait: south answers 500 on some notes, and a 5xx is retried until then (default 15 min).
+        entry = f"{P}:model=simple/model1,judges=north+south,judge_base_url={judge.base_url},judge_max_wait=2"
         log = helm_tool("helm-run", "--run-entries", entry, "--suite", SUITE, "-m", "5", cwd=root, env=env)
         run = run_dir(root / "benchmark_output", SUITE)
         south_failed = [MARKER in s["instance"]["input"]["text"] for s in request_states(run)]

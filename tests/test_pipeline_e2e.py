@@ -227,7 +227,8 @@ def test_leaderboard_web_view_and_report_from_real_binaries(
     marker = "Medical Specialty:Obstetrics / Gynecology"
     panel = {"a": Behaviour("steady", a_scores), "b": Behaviour("fail_some", b_scores, fail_marker=marker)}
     with JudgeServer(panel) as judge:
-        entry = f"{P}:model=simple/model1,judges=a+b,judge_base_url={judge.base_url}"
+        # judge_max_wait: b answers 500 on some notes, and a 5xx is retried until then (default 15 min).
+        entry = f"{P}:model=simple/model1,judges=a+b,judge_base_url={judge.base_url},judge_max_wait=2"
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
         helm_tool("helm-run", "--run-entries", entry, "--suite", "web", "-m", "5", cwd=tmp_path, env=env)
     out = tmp_path / "benchmark_output"

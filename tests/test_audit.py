@@ -34,7 +34,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
-from report_fixtures import (
+
+from helm_mtsamples_ext.audit import auroc, control_kind, paired_win_rate, verdict
+from helm_mtsamples_ext.report import main
+from helm_mtsamples_ext.report_render import _draw_panel
+from tests.report_fixtures import (
     CONTROL,
     JUDGES,
     NOTES,
@@ -50,10 +54,6 @@ from report_fixtures import (
     row,
     write_run,
 )
-
-from helm_mtsamples_ext.audit import auroc, control_kind, paired_win_rate, verdict
-from helm_mtsamples_ext.report import main
-from helm_mtsamples_ext.report_render import _draw_panel
 
 PANEL_KEY = "judge-one+judge-two"
 J1, J2 = JUDGES

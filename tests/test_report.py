@@ -30,7 +30,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from report_fixtures import (
+
+from helm_mtsamples_ext.report import judge_rows, main
+from helm_mtsamples_ext.scoring import score_note
+from tests.report_fixtures import (
     EMPTY,
     JUDGES,
     NOTES,
@@ -50,9 +53,6 @@ from report_fixtures import (
     run_name,
     write_run,
 )
-
-from helm_mtsamples_ext.report import judge_rows, main
-from helm_mtsamples_ext.scoring import score_note
 
 REPO = Path(__file__).resolve().parents[1]
 BOOT = ["--bootstrap", "400", "--seed", "0"]

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from report_fixtures import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 
 from helm_mtsamples_ext.report import load_suite, main
 from helm_mtsamples_ext.review import render_review, review_notes, reward_spread
+from tests.report_fixtures import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 from tests.test_pipeline_e2e import CHROMIUM, CHROMIUM_ARGS, _require_chromium
 
 EVIL = "acme/evil"

@@ -15,12 +15,12 @@ from typing import Any
 
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import Annotator
-from helm.benchmark.model_deployment_registry import ModelDeploymentNotFoundError, get_model_deployment
 from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
 
 from helm_mtsamples_ext.endpoints import (
     credentials_with_keys,
+    endpoint_host,
     install_log_scrubber,
     key_settings,
     normalise_base_url,
@@ -29,7 +29,7 @@ from helm_mtsamples_ext.endpoints import (
     scrub,
     secrets_of,
 )
-from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeAccessError, JudgeCaller, JudgeTarget
+from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
 from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, FAILED, OK, RESERVED_KEYS, JudgeEntry, NoteRecord
@@ -94,25 +94,15 @@ class JudgeAnnotator(Annotator):
         self._judges: list[JudgeTarget] = []
         for spec in panel:
             if spec.base_url:
-                deployment = register_endpoint_deployment(spec.base_url, spec.model, judge_timeout)
-                key = keys[normalise_base_url(spec.base_url)]
-                where = normalise_base_url(spec.base_url)
-                hint = key_settings(key.position, spec.base_url)
-                host = deployment.split("/")[0]
-                self._judges.append(JudgeTarget(spec.name, deployment, deployment, host, where, hint))
+                url = normalise_base_url(spec.base_url)
+                deployment = register_endpoint_deployment(url, spec.model, judge_timeout)
+                hint = key_settings(keys[url].position, url)
+                target = JudgeTarget(spec.name, deployment, deployment, endpoint_host(url), url, hint)
             else:
                 deployment = spec.model_deployment or spec.model
-                try:
-                    get_model_deployment(deployment)
-                except ModelDeploymentNotFoundError:
-                    raise JudgeAccessError(
-                        f"judge {spec.name!r}: HELM has no model deployment {deployment!r} "
-                        "(check judges= or the jury config, or register the deployment in prod_env)"
-                    ) from None
                 host = deployment.split("/")[0]
-                self._judges.append(
-                    JudgeTarget(spec.name, spec.model, deployment, host, deployment, _hosted_key_hint(deployment))
-                )
+                target = JudgeTarget(spec.name, spec.model, deployment, host, deployment, _hosted_key_hint(deployment))
+            self._judges.append(target)
         settings = CallSettings(
             max_tokens=max_tokens,
             max_wait=float(judge_max_wait),

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from helm.benchmark.model_deployment_registry import ModelDeploymentNotFoundError, get_model_deployment
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
 from helm.clients.openai_client import OpenAIClient
@@ -94,6 +95,10 @@ class _ModeState:
     confirmed: bool = False
     refusals: int = 0
 
+    @property
+    def current(self) -> str:
+        return self.modes[self.index]
+
 
 @dataclass
 class _Shared:
@@ -134,7 +139,15 @@ class JudgeCaller:
             return self._clients[deployment]
 
     def preflight(self, target: JudgeTarget) -> None:
-        """Build the judge's client now, so a missing deployment or key fails the run before any call."""
+        """Find the judge's deployment and build its client now, so a missing deployment or key fails the run
+        before any call."""
+        try:
+            get_model_deployment(target.model_deployment)
+        except ModelDeploymentNotFoundError:
+            raise JudgeAccessError(
+                f"judge {target.name!r}: HELM has no model deployment {target.model_deployment!r} "
+                "(check judges= or the jury config, or register the deployment in prod_env)"
+            ) from None
         try:
             self.client(target.model_deployment)
         except Exception as e:
@@ -222,7 +235,7 @@ class JudgeCaller:
             except GateTimeout as e:
                 breaker.released()
                 return Sent("rate_limited", error=f"gave up waiting for the endpoint within judge_max_wait: {e}")
-            mode = modes.modes[min(modes.index, len(modes.modes) - 1)]
+            mode = modes.current
             used[0] = mode
             request = Request(
                 model=target.model,
@@ -296,14 +309,14 @@ class JudgeCaller:
             raise self.fatal
         if mode != "off" and sent.status in _FORMAT_SUSPECT and not modes.confirmed:
             with self._shared.lock:
-                current = modes.modes[modes.index] == mode
+                current = modes.current == mode
                 if current and (_NAMES_FORMAT.search(sent.error) or modes.refusals >= 1):
                     if modes.index + 1 < len(modes.modes):
                         modes.index += 1  # this endpoint does not take `mode`: the next one, for every later call
                         modes.refusals = 0
                 elif current:
                     modes.refusals += 1
-                retry = modes.modes[modes.index] != mode
+                retry = modes.current != mode
             if retry:
                 raise _Transient(replace(sent, kind="format"))
         if sent.kind == "rate_limited":

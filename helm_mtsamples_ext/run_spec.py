@@ -222,9 +222,7 @@ class RunEntryArgs:
             judge_base_url=get("judge_base_url", d.judge_base_url) or None,
             use_think=parse_bool(get("use_think", d.use_think), "use_think"),
             judge_prompt=_choice(get("judge_prompt", d.judge_prompt), "judge_prompt", PROMPT_STYLES),
-            judge_timeout=_number(
-                get("judge_timeout", d.judge_timeout), "judge_timeout", "a positive number of seconds"
-            ),
+            judge_timeout=_number(get("judge_timeout", d.judge_timeout), "judge_timeout", SECONDS),
             judge_structured=_choice(get("judge_structured", d.judge_structured), "judge_structured", STRUCTURED_MODES),
             judge_max_wait=_number(get("judge_max_wait", d.judge_max_wait), "judge_max_wait", SECONDS),
             judge_max_concurrency=int(
@@ -278,12 +276,13 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
         "use_think": think,
         "judge_timeout": args.judge_timeout,
     }
+    default = RunEntryArgs()
     # Only what differs from the annotator's defaults, so run_spec.json files of earlier runs stay equal.
     for name in ("judge_structured", "judge_max_wait", "judge_max_concurrency", "judge_rpm"):
-        if getattr(args, name) != getattr(RunEntryArgs(), name):
+        if getattr(args, name) != getattr(default, name):
             annotator_args[name] = getattr(args, name)
     metric_args: dict[str, Any] = {"judge_names": judge_names}
-    if args.max_unjudged != RunEntryArgs().max_unjudged:
+    if args.max_unjudged != default.max_unjudged:
         metric_args["max_unjudged"] = args.max_unjudged
     return RunSpec(
         name=run_spec_name(args.non_default()),

@@ -97,8 +97,8 @@ class EndpointGate:
                     break
                 if now >= deadline:
                     raise GateTimeout("no free slot before the deadline")
-                wake = self.blocked_until if now < self.blocked_until else deadline
-                self._cond.wait(timeout=max(0.001, min(wake, deadline) - now))
+                wake = self.blocked_until if now < self.blocked_until else deadline  # blocked_until <= deadline here
+                self._cond.wait(timeout=max(0.001, wake - now))
         if self._limiter is not None:
             remaining = max(0.0, deadline - self._clock())
             if not self._limiter.try_acquire("endpoint", blocking=True, timeout=remaining):

@@ -131,6 +131,25 @@ def _floats(row: Mapping[str, object], *keys: str) -> list[float]:
     return [float(row[key]) for key in keys]  # type: ignore[arg-type]
 
 
+_DELTA_VERDICTS = (
+    # delta column, CI column prefix, control it needs, topic, sentence when the 95% CI is above / below / across 0
+    (
+        "verbosity_bias",
+        "verbosity",
+        PADDED,
+        "padding",
+        ("rewards padding", "penalises padding", "not swayed by padding"),
+    ),
+    (
+        "completeness_sensitivity",
+        "completeness",
+        TRUNCATED,
+        "missing content",
+        ("does not notice missing content", "notices missing content", "does not notice missing content"),
+    ),
+)
+
+
 def verdict(row: Mapping[str, object]) -> str:
     """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas.
 
@@ -146,24 +165,13 @@ def verdict(row: Mapping[str, object]) -> str:
         parts.append(f"tells the clinician's plan from another patient's only weakly: AUROC {value:.2f}")
     else:
         parts.append(f"tells the clinician's plan from another patient's: AUROC {value:.2f}")
-    bias, low, high = _floats(row, "verbosity_bias", "verbosity_ci_low", "verbosity_ci_high")
-    if np.isnan(bias):
-        parts.append("verbosity not measured (needs reference and padded runs)")
-    elif np.isnan(low) or np.isnan(high):
-        parts.append(f"padding: too few notes to tell ({delta_text(bias, low, high)})")
-    elif low > 0:
-        parts.append(f"rewards padding: {delta_text(bias, low, high)}")
-    elif high < 0:
-        parts.append(f"penalises padding: {delta_text(bias, low, high)}")
-    else:
-        parts.append(f"not swayed by padding: {delta_text(bias, low, high)}")
-    drop, low, high = _floats(row, "completeness_sensitivity", "completeness_ci_low", "completeness_ci_high")
-    if np.isnan(drop):
-        parts.append("completeness not measured (needs reference and truncated runs)")
-    elif np.isnan(low) or np.isnan(high):
-        parts.append(f"missing content: too few notes to tell ({delta_text(drop, low, high)})")
-    elif high < 0:
-        parts.append(f"notices missing content: {delta_text(drop, low, high)}")
-    else:
-        parts.append(f"does not notice missing content: {delta_text(drop, low, high)}")
+    for column, check, control, topic, (above, below, across) in _DELTA_VERDICTS:
+        value, low, high = _floats(row, column, f"{check}_ci_low", f"{check}_ci_high")
+        if np.isnan(value):
+            parts.append(f"{check} not measured (needs reference and {control} runs)")
+        elif np.isnan(low) or np.isnan(high):
+            parts.append(f"{topic}: too few notes to tell ({delta_text(value, low, high)})")
+        else:
+            label = above if low > 0 else below if high < 0 else across
+            parts.append(f"{label}: {delta_text(value, low, high)}")
     return "; ".join(parts)

@@ -37,6 +37,7 @@ from helm.benchmark.model_metadata_registry import (
 from helm.clients.openai_client import OpenAIClient
 from helm.common.request import Request
 
+from helm_mtsamples_ext.helm_compat import endpoint_tokenizer_name
 from helm_mtsamples_ext.structured import JudgeResponseFormat, json_object_format
 
 API_KEY_ENV = "JUDGE_API_KEY"
@@ -95,7 +96,7 @@ def register_endpoint_deployment(base_url: str, model: str, timeout: float) -> s
             "max_retries": 0,
         },
     )
-    deployment = ModelDeployment(name=name, client_spec=spec, model_name=name)
+    deployment = ModelDeployment(name=name, client_spec=spec, model_name=name, tokenizer_name=endpoint_tokenizer_name())
     with _REGISTRY_LOCK:
         if name not in MODEL_NAME_TO_MODEL_METADATA:
             # Registered up front so HELM does not warn about an unknown model for every endpoint.

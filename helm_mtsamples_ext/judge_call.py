@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from helm.benchmark.model_deployment_registry import ModelDeploymentNotFoundError, get_model_deployment
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
 from helm.clients.openai_client import OpenAIClient
@@ -29,6 +28,7 @@ from helm.common.request import Request, RequestResult
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from helm_mtsamples_ext.endpoints import JudgeEndpointClient
+from helm_mtsamples_ext.helm_compat import ensure_deployment
 from helm_mtsamples_ext.judging import REPAIR_INSTRUCTION, Verdict, parse_verdict
 from helm_mtsamples_ext.structured import FALLBACK_ORDER, modes_to_try, response_format
 from helm_mtsamples_ext.throttle import Breaker, EndpointGate, GateTimeout, backoff
@@ -141,13 +141,11 @@ class JudgeCaller:
     def preflight(self, target: JudgeTarget) -> None:
         """Find the judge's deployment and build its client now, so a missing deployment or key fails the run
         before any call."""
-        try:
-            get_model_deployment(target.model_deployment)
-        except ModelDeploymentNotFoundError:
+        if not ensure_deployment(target.model_deployment):
             raise JudgeAccessError(
                 f"judge {target.name!r}: HELM has no model deployment {target.model_deployment!r} "
                 "(check judges= or the jury config, or register the deployment in prod_env)"
-            ) from None
+            )
         try:
             self.client(target.model_deployment)
         except Exception as e:

@@ -12,16 +12,21 @@ before any metric, so they are quiet too.
 
 It also registers the control "models" (``mtsamples-control/<kind>``, see ``controls.py``) as HELM
 model deployments, so a run entry can name them like any model.
+It first checks the installed HELM (helm_compat.py): crfm-helm 0.5.16 or medhelm 0.8, one of them.
 """
 
 from __future__ import annotations
 
-from helm.benchmark import run_spec as helm_run_spec
-from helm.common.hierarchical_logger import hlog
+from helm_mtsamples_ext.helm_compat import check_helm
 
-from helm_mtsamples_ext.controls_client import register_control_models
-from helm_mtsamples_ext.quiet import import_helm_reference_metrics_quietly
-from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec
+check_helm()  # before anything imports `helm`: no HELM, two of them, or an unknown one fails with one line
+
+from helm.benchmark import run_spec as helm_run_spec  # noqa: E402
+from helm.common.hierarchical_logger import hlog  # noqa: E402
+
+from helm_mtsamples_ext.controls_client import register_control_models  # noqa: E402
+from helm_mtsamples_ext.quiet import import_helm_reference_metrics_quietly  # noqa: E402
+from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec  # noqa: E402
 
 
 def register() -> None:

@@ -22,6 +22,7 @@ from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_spec
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
+from helm_mtsamples_ext.helm_compat import find_model_deployment
 from helm_mtsamples_ext.judging import PROMPT_STYLES
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import RESERVED_KEYS
@@ -98,12 +99,8 @@ def _model_of(deployment: str) -> str:
 
     A local registry look-up, nothing more; an unknown name is taken as its own model and fails, with a
     recorded reason, only when the annotator calls it."""
-    from helm.benchmark.model_deployment_registry import ModelDeploymentNotFoundError, get_model_deployment
-
-    try:
-        return get_model_deployment(deployment).model_name or deployment
-    except ModelDeploymentNotFoundError:
-        return deployment
+    found = find_model_deployment(deployment)
+    return (found.model_name if found else None) or deployment
 
 
 def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_url: str | None) -> list[JudgeSpec]:

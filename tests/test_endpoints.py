@@ -22,6 +22,7 @@ from helm_mtsamples_ext.endpoints import (
     credentials_with_keys,
     endpoint_host,
     install_log_scrubber,
+    register_endpoint_deployment,
     resolve_endpoint_keys,
     scrub,
     secrets_of,
@@ -241,13 +242,25 @@ def test_installing_the_scrubber_twice_adds_one_filter(helm_log: pytest.LogCaptu
 
 @pytest.fixture(scope="module")
 def client() -> JudgeEndpointClient:
+    # medhelm 0.8's OpenAIClient takes a tokenizer (helm_compat); crfm-helm 0.5.16's takes none.
+    from helm.tokenizers.simple_tokenizer import SimpleTokenizer
+
+    from helm_mtsamples_ext.helm_compat import JUDGE_TOKENIZER, openai_client_needs_tokenizer
+
+    tokenizer = {"tokenizer": SimpleTokenizer(), "tokenizer_name": JUDGE_TOKENIZER}
     return JudgeEndpointClient(
-        cache_config=BlackHoleCacheConfig(), api_key="EMPTY", base_url="http://127.0.0.1:9/v1", openai_model_name="m"
+        cache_config=BlackHoleCacheConfig(),
+        api_key="EMPTY",
+        base_url="http://127.0.0.1:9/v1",
+        openai_model_name="m",
+        **(tokenizer if openai_client_needs_tokenizer() else {}),
     )
 
 
 def raw_request(client: JudgeEndpointClient, mode: str) -> dict[str, Any]:
-    request = Request(model="x/m", model_deployment="x/m", prompt="p", response_format=structured.response_format(mode))
+    # A registered endpoint model, as the annotator sends (medhelm 0.8 refuses a model it has no metadata for).
+    name = register_endpoint_deployment("http://127.0.0.1:9/v1", "m", 5)
+    request = Request(model=name, model_deployment=name, prompt="p", response_format=structured.response_format(mode))
     return client._make_chat_raw_request(request)
 
 

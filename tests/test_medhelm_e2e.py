@@ -1,6 +1,7 @@
-"""Where MedHELM users already work: HELM's MedHELM schema, a schema for any judge panel, HELM's
-SlurmRunner worker, and a quiet log. One real `helm-run` (HELM's offline `simple/model1`, notes from
-the loopback mirror, a two-judge panel the shipped schema does not name) serves every test here.
+"""Where MedHELM users already work: the installed HELM's MedHELM schema (on medhelm 0.8 through its own
+`medhelm-run`), a schema for any judge panel, HELM's SlurmRunner worker, a quiet log, and the review page
+for MedHELM's UI, which has no per-note view. One real run (HELM's offline `simple/model1`, notes from the
+loopback mirror, a two-judge panel the shipped schema does not name) serves every test here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from helm_mtsamples_ext.helm_compat import check_distribution
 from helm_mtsamples_ext.quiet import EXPLANATION
 from tests.judge_server import Behaviour, JudgeServer
 from tests.mirror import NoteMirror
@@ -28,6 +30,8 @@ SUITE = "medhelm"
 MARKER = "Medical Specialty:Obstetrics / Gynecology"  # south fails on these notes
 NORTH = {"accuracy": 4, "completeness": 3, "clarity": 5}
 SOUTH = {"accuracy": 2, "completeness": 2, "clarity": 5}  # clarity 5 from both: no variation, no alpha
+# medhelm ships its own `medhelm-run` (the same entry point as helm-run): run what a MedHELM user runs.
+RUN_TOOL = "medhelm-run" if check_distribution().is_medhelm else "helm-run"
 MEDHELM_SCHEMA = str(resources.files("helm.benchmark.static").joinpath("schema_medhelm.yaml"))
 UNMATCHED = "does not have any stat matched"
 # Stats that measure the machine, not the run.
@@ -56,7 +60,7 @@ def suite(pinned_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
         # judge_max_wait: south answers 500 on some notes, and a 5xx is retried until then (default 15 min).
         entry = f"{P}:model=simple/model1,judges=north+south,judge_base_url={judge.base_url},judge_max_wait=2"
-        log = helm_tool("helm-run", "--run-entries", entry, "--suite", SUITE, "-m", "5", cwd=root, env=env)
+        log = helm_tool(RUN_TOOL, "--run-entries", entry, "--suite", SUITE, "-m", "5", cwd=root, env=env)
         run = run_dir(root / "benchmark_output", SUITE)
         south_failed = [MARKER in s["instance"]["input"]["text"] for s in request_states(run)]
         assert 0 < sum(south_failed) < len(south_failed), "the sample needs notes where south fails and where it works"
@@ -179,3 +183,13 @@ def test_helm_run_log_has_no_nltk_download_error_and_says_why_once(suite: Suite)
     except LookupError:
         installed = False
     assert suite.log.count(EXPLANATION) == (0 if installed else 1)
+
+
+def test_the_review_page_shows_each_judges_scores_and_explanations(suite: Suite) -> None:
+    """MedHELM's web UI has no per-note annotation view; the report's review page is where they are read."""
+    out = suite.root / "report"
+    helm_tool("helm-mtsamples-report", "--suite", SUITE, "--out", str(out), cwd=suite.root, env=suite.env)
+    page = (out / "report.html").read_text()
+    for judge in ("north", "south"):
+        assert judge in page
+    assert page.count("accuracy judged") >= len(suite.south_failed)  # north's explanation, on every note

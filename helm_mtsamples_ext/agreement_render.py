@@ -9,11 +9,11 @@ from helm_mtsamples_ext.scoring import DIMENSIONS
 
 
 def _num(value: float, digits: int = 2) -> str:
-    return "n/a" if pd.isna(value) else f"{value:.{digits}f}"
+    return "n/a" if pd.isna(value) else f"{round(value, digits) + 0.0:.{digits}f}"  # + 0.0: no "-0.000"
 
 
 def _with_ci(value: float, low: float, high: float, digits: int = 2) -> str:
-    interval = "" if pd.isna(low) or pd.isna(high) else f" [{low:.{digits}f}, {high:.{digits}f}]"
+    interval = "" if pd.isna(low) or pd.isna(high) else f" [{_num(low, digits)}, {_num(high, digits)}]"
     return _num(value, digits) + interval
 
 

@@ -99,9 +99,11 @@ def verdict(icc: float, low: float, high: float, ceiling: pd.Series) -> str:
     ceiling_text = f"clinicians' {ceiling['icc']:.2f}" + (
         "" if pd.isna(ceiling["icc_ci_low"]) else f" [{ceiling['icc_ci_low']:.2f}, {ceiling['icc_ci_high']:.2f}]"
     )
-    if not pd.isna(high) and not pd.isna(ceiling["icc_ci_low"]) and high < ceiling["icc_ci_low"]:
+    if pd.isna(low) or pd.isna(ceiling["icc_ci_low"]):
+        return f"{stated} vs {ceiling_text}; too few answers for intervals, so no telling whether that differs"
+    if high < ceiling["icc_ci_low"]:
         return f"agrees with clinicians less than clinicians agree with each other: {stated} vs {ceiling_text}"
-    if not pd.isna(low) and not pd.isna(ceiling["icc_ci_high"]) and low > ceiling["icc_ci_high"]:
+    if low > ceiling["icc_ci_high"]:
         return f"agrees with clinicians more than clinicians agree with each other: {stated} vs {ceiling_text}"
     return f"agrees with clinicians about as well as clinicians agree with each other: {stated} vs {ceiling_text}"
 

@@ -115,7 +115,9 @@ def test_the_leaderboard_gains_the_clinicians_reward_per_model(rated: tuple[Path
 def test_report_md_says_how_each_judge_compares_with_the_clinicians(rated: tuple[Path, str]) -> None:
     text = (rated[0] / "report.md").read_text(encoding="utf-8")
     assert "## Agreement with clinicians" in text
-    assert "- **judge-two** (panel `judge-one+judge-two`): agrees with clinicians about as well as" in text
+    # two answers rated twice give the ceiling no interval, so the verdict does not pretend to compare
+    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.94 [" in text
+    assert "vs clinicians' 0.60; too few answers for intervals" in text
     assert f"- Panel `{PANEL}`: Kendall's tau between the two rankings: 1.00 over 2 models." in text
 
 
@@ -135,6 +137,7 @@ def test_without_ratings_there_is_no_agreement_file_nor_human_column(suite: tupl
         ((0.3, 0.2, 0.4), 0.8, 0.7, 0.9, "more than clinicians agree with each other"),
         ((math.nan, math.nan, math.nan), 0.5, 0.4, 0.6, "no answer was rated by two clinicians"),
         ((0.6, 0.5, 0.7), math.nan, math.nan, math.nan, "too few answers to tell"),
+        ((0.6, math.nan, math.nan), 0.9, 0.8, 1.0, "too few answers for intervals, so no telling"),
     ],
 )
 def test_the_verdict_compares_intervals_of_icc(

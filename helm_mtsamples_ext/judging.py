@@ -118,6 +118,14 @@ Reply with exactly one JSON object and nothing else, in this form:
 """
 
 
+RUBRIC: dict[str, str] = {
+    "accuracy": "is the clinical advice correct and does it follow established clinical guidelines for this patient?",
+    "completeness": "does it cover the important aspects of care found in the reference plan?",
+    "clarity": "is it clear and organised so that clinicians can follow it easily?",
+}
+"""The rubric's question per dimension, word for word as in our prompt (shown to clinicians in the rating mode)."""
+
+
 REPAIR_INSTRUCTION = (
     "Your reply above is not a complete verdict. Answer with only the JSON object, in the form given: "
     'the keys "accuracy", "completeness" and "clarity", each with an integer "score" from 1 to 5 and a '

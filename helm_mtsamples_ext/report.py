@@ -1,12 +1,15 @@
 """`helm-mtsamples-report`: a suite's mtsamples_procedures runs as tables with uncertainty and judge agreement.
 
     helm-mtsamples-report --suite v1 [-o benchmark_output] [--out DIR] [--bootstrap 2000] [--seed 0]
+                          [--rating-sample N [--rating-overlap 0.2]] [--ratings a.csv [--ratings b.csv]]
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
 `<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
 it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv, leaderboard.png,
-report.md, report.html (the review page) and, when the suite holds control runs, judge_audit.csv. A run
-directory that cannot be read is named on stderr and the rest is still reported.
+report.md, report.html (the review page, with its rating mode) and, when the suite holds control runs,
+judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv. A run
+directory that cannot be read, and a rating that matches no run or note, are named on stderr; the rest is still
+reported.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ from helm.benchmark.scenarios.scenario import CORRECT_TAG
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.audit import judge_audit
+from helm_mtsamples_ext.human_agreement import human_tables
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
+from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingRound
+from helm_mtsamples_ext.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report_stats import (
@@ -205,16 +211,20 @@ def load_suite(suite_dir: Path) -> SuiteData:
     return SuiteData(raw.drop(columns="variant"), problems)
 
 
-def build_tables(instances: pd.DataFrame, settings: BootstrapSettings) -> dict[str, pd.DataFrame]:
+def build_tables(
+    instances: pd.DataFrame, settings: BootstrapSettings, ratings: pd.DataFrame | None = None
+) -> dict[str, pd.DataFrame]:
+    """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too."""
     notes = note_table(instances)
     board = leaderboard(instances, notes, settings)
-    return {
+    tables = {
         "instances": instances,
         "leaderboard": board,
         "pairwise": pairwise(notes, board, settings),
         "by_specialty": by_specialty(notes, board),
         "judge_audit": judge_audit(instances, settings),
     }
+    return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 
 INSTANCE_COLUMNS = [
@@ -224,7 +234,12 @@ INSTANCE_COLUMNS = [
 
 
 def write_report(
-    tables: dict[str, pd.DataFrame], out: Path, suite: str, problems: list[str], settings_text: str
+    tables: dict[str, pd.DataFrame],
+    out: Path,
+    suite: str,
+    problems: list[str],
+    settings_text: str,
+    sample: RatingRound = EVERY_ANSWER,
 ) -> None:
     out.mkdir(parents=True, exist_ok=True)
     instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
@@ -238,8 +253,10 @@ def write_report(
     audit = tables["judge_audit"]
     if not audit.empty:  # only a suite with control runs has an audit
         audit.to_csv(out / "judge_audit.csv", index=False)
+    if "judge_human_agreement" in tables:
+        tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite)
-    write_review(tables["instances"], out / "report.html", suite)
+    write_review(tables["instances"], out / "report.html", suite, sample)
     report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text, audit)
     (out / "report.md").write_text(report, encoding="utf-8")
 
@@ -251,13 +268,36 @@ def _resamples(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("needs at least 1 answer")
+    return value
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError("is a share between 0 and 1 (0.2 = 20%)")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helm-mtsamples-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", required=True, help="the suite given to helm-run")
     parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
     parser.add_argument("--out", type=Path, help="report directory (default: <output-path>/mtsamples_report/<suite>)")
     parser.add_argument("--bootstrap", type=_resamples, default=2000, help="bootstrap resamples (default 2000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap and rating-sample seed (default 0)")
+    parser.add_argument(
+        "--rating-sample", type=_positive, metavar="N", help="offer N answers for rating in report.html (default: all)"
+    )
+    parser.add_argument(
+        "--rating-overlap", type=_share, default=0.2, help="share of the rating sample every rater gets (default 0.2)"
+    )
+    parser.add_argument(
+        "--ratings", type=Path, action="append", default=[], help="a ratings.csv exported by a rater (repeatable)"
+    )
     return parser
 
 
@@ -274,10 +314,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: no readable mtsamples_procedures run in {suite_dir}", file=sys.stderr)
         return 1
     settings = BootstrapSettings(n_resamples=args.bootstrap, seed=args.seed)
-    tables = build_tables(data.instances, settings)
+    try:
+        ratings = suite_ratings(args.ratings, data.instances, args.suite) if args.ratings else None
+    except RatingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    tables = build_tables(data.instances, settings, ratings)
     out = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
-    write_report(tables, out, args.suite, data.problems, settings_text)
+    sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
+    write_report(tables, out, args.suite, data.problems, settings_text, sample)
     print(terminal_leaderboard(tables["leaderboard"]))
     print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
     return 0

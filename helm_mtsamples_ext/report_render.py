@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from helm_mtsamples_ext.agreement_render import agreement_markdown
 from helm_mtsamples_ext.audit import CONTROL_KINDS, PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind, delta_text
 from helm_mtsamples_ext.scoring import DIMENSIONS
 
@@ -254,6 +255,8 @@ def markdown_report(
         lines.append(markdown_table(_pairwise_display(pairs)))
     if audit is not None:
         lines += ["", *audit_markdown(audit)]
+    if "judge_human_agreement" in tables:
+        lines += ["", *agreement_markdown(tables)]
     lines += ["", "## Reward by specialty", "", markdown_table(_specialty_display(tables["by_specialty"])), ""]
     if problems:
         lines += ["## Runs that could not be read", ""] + [f"- {p}" for p in problems] + [""]

@@ -18,6 +18,8 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from helm_mtsamples_ext.judging import RUBRIC
+from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingItem, RatingRound, rating_items
 from helm_mtsamples_ext.scoring import DIMENSIONS
 
 TEMPLATE = "review.html.j2"
@@ -125,8 +127,21 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def render_review(instances: pd.DataFrame, suite: str) -> str:
+@dataclass(frozen=True)
+class RatingPage:
+    """The rating mode's answers (rating_sample.py), in the order every rater starts with, and the order's seed."""
+
+    items: list[RatingItem]
+    seed: int
+
+    @property
+    def n_shared(self) -> int:
+        return sum(item.shared for item in self.items)
+
+
+def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVERY_ANSWER) -> str:
     notes = review_notes(instances)
+    rating = RatingPage(rating_items(instances, sample.n, sample.seed, sample.overlap), sample.seed)
     return (
         _environment()
         .get_template(TEMPLATE)
@@ -137,9 +152,11 @@ def render_review(instances: pd.DataFrame, suite: str) -> str:
             specialties=sorted({n.specialty for n in notes}),
             sections=sorted({n.section for n in notes}),
             dimensions=DIMENSIONS,
+            rating=rating,
+            rubric=RUBRIC,
         )
     )
 
 
-def write_review(instances: pd.DataFrame, path: Path, suite: str) -> None:
-    path.write_text(render_review(instances, suite), encoding="utf-8")
+def write_review(instances: pd.DataFrame, path: Path, suite: str, sample: RatingRound = EVERY_ANSWER) -> None:
+    path.write_text(render_review(instances, suite, sample), encoding="utf-8")

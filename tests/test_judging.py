@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from helm_mtsamples_ext.judging import (
     DIMENSIONS,
     REPAIR_INSTRUCTION,
+    RUBRIC,
     build_prompt,
     normalise_score,
     parse_verdict,
@@ -427,3 +428,8 @@ def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_writte
         '"completeness": {"explanation": "ok", "score": 3}, "clarity": {"explanation": "fine", "score": 2}'
     )
     assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})
+
+
+@pytest.mark.parametrize("dimension", DIMENSIONS)
+def test_the_rubric_shown_to_clinicians_is_the_prompts_word_for_word(dimension: str) -> None:
+    assert f"- {dimension}: {RUBRIC[dimension]}\n" in build_prompt("note", "answer", "reference")

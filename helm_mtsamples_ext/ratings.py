@@ -1,0 +1,134 @@
+"""Clinicians' ratings: the `ratings.csv` files the review page exports, read, checked and matched to a suite.
+
+One row per rated answer: `run,instance_id,model,rater,accuracy,completeness,clarity,comment`. `run` is the HELM
+run directory's name, so ratings of one answer under two extraction modes or two judge panels never mix, and
+`instance_id` is HELM's instance id. A human reward is the reward's own rule applied to a rater: the mean of
+score/5 over the three dimensions.
+
+Bad input is loud and precise, since a rating round is expensive to redo: a score outside 1-5 (or not an integer)
+and a rater rating one answer twice are errors naming the file and line; a row whose run or note is not in the
+suite is not an error (a file may cover several suites) but is counted and named, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from helm_mtsamples_ext.scoring import DIMENSIONS, MAX_SCORE, MIN_SCORE
+
+COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")
+"""The exported file's header, in order (the review page's Export writes exactly these)."""
+REQUIRED = ("run", "instance_id", "rater", *DIMENSIONS)
+ANSWER = ["run", "instance_id"]
+"""One rated answer: a model's answer to one note in one run."""
+
+
+class RatingsError(Exception):
+    """A ratings file that cannot be used as given: the message names the file, the line and the fix."""
+
+
+@dataclass(frozen=True)
+class Matched:
+    ratings: pd.DataFrame
+    """The rows that match a run and note of the suite, with `human_reward` and where they came from."""
+    unmatched: list[str]
+    """One line per row that matches nothing: `file:line: run R ... not in the suite`."""
+
+
+def _score(text: str, where: str, dimension: str) -> int:
+    value = text.strip()
+    if not value.isdigit() or not MIN_SCORE <= int(value) <= MAX_SCORE:
+        raise RatingsError(
+            f"{where}: {dimension} is {text!r}, but a rating is an integer {MIN_SCORE}-{MAX_SCORE}; "
+            "correct that cell (or re-export the file from the review page)"
+        )
+    return int(value)
+
+
+def read_file(path: Path) -> pd.DataFrame:
+    """One ratings file as rows with `source` = "file:line" (line 1 is the header, as an editor counts)."""
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                raise RatingsError(
+                    f"{path}: no column {', '.join(missing)}; a ratings file has the header {','.join(COLUMNS)} "
+                    "(export it from the review page)"
+                )
+            rows = []
+            for record in reader:
+                where = f"{path}:{reader.line_num}"
+                row: dict[str, object] = {c: (record.get(c) or "").strip() for c in ("run", "instance_id", "model")}
+                row["rater"] = (record.get("rater") or "").strip()
+                if not row["rater"]:
+                    raise RatingsError(f"{where}: the rater is empty; every rating names its rater")
+                row.update({dim: _score(record.get(dim) or "", where, dim) for dim in DIMENSIONS})
+                row["comment"] = record.get("comment") or ""
+                row["source"] = where
+                rows.append(row)
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise RatingsError(f"{path}: cannot read it as a UTF-8 CSV file ({error})") from error
+    return pd.DataFrame(rows, columns=[*COLUMNS, "source"])
+
+
+def read_ratings(paths: Sequence[Path]) -> pd.DataFrame:
+    """Every file's rows; a rater who rated one answer twice (in one file or across files) is an error."""
+    frames = [read_file(path) for path in paths]
+    table = pd.concat(frames, ignore_index=True) if frames else _no_rows()
+    twice = table[table.duplicated(["rater", *ANSWER], keep=False)]
+    if not twice.empty:
+        first = twice.iloc[0]
+        places = twice[(twice["rater"] == first["rater"]) & (twice["instance_id"] == first["instance_id"])]
+        raise RatingsError(
+            f"rater {first['rater']!r} rated {first['instance_id']} of run {first['run']} more than once "
+            f"({', '.join(places['source'])}); keep one row per rater and answer (the latest export holds them all)"
+        )
+    return table.astype({dim: int for dim in DIMENSIONS})
+
+
+def _no_rows() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in [*COLUMNS, "source"]})
+
+
+def human_reward(ratings: pd.DataFrame) -> pd.Series:
+    """One rater's reward per row: mean of score/5 over the three dimensions (the reward's rule, scoring.py)."""
+    return ratings[list(DIMENSIONS)].mean(axis=1) / MAX_SCORE
+
+
+def match(ratings: pd.DataFrame, instances: pd.DataFrame) -> Matched:
+    """Keep the ratings of answers in the suite (by run and instance id); name each row that matches nothing."""
+    answers = instances[["run", "note_id"]].drop_duplicates().rename(columns={"note_id": "instance_id"})
+    known_runs = set(answers["run"])
+    joined = ratings.merge(answers.assign(_found=True), on=ANSWER, how="left")
+    found = joined["_found"].eq(True)
+    unmatched = [
+        f"{row.source}: note {row.instance_id} is not in run {row.run}"
+        if row.run in known_runs
+        else f"{row.source}: run {row.run} is not in the suite"
+        for row in joined[~found].itertuples(index=False)
+    ]
+    kept = joined[found].drop(columns="_found").reset_index(drop=True)
+    return Matched(kept.assign(human_reward=human_reward(kept)), unmatched)
+
+
+def suite_ratings(paths: Sequence[Path], instances: pd.DataFrame, suite: str) -> pd.DataFrame:
+    """The ratings of this suite's answers; rows that match none are named on stderr (RatingsError if none do)."""
+    ratings = read_ratings(paths)
+    matched = match(ratings, instances)
+    if matched.unmatched:
+        print(f"warning: {len(matched.unmatched)} of {len(ratings)} rating rows match no run or note of suite "
+              f"{suite} and are left out:", file=sys.stderr)  # fmt: skip
+        for line in matched.unmatched:
+            print(f"  {line}", file=sys.stderr)
+    if matched.ratings.empty:
+        raise RatingsError(
+            f"none of the {len(ratings)} rating rows matches a run and note of suite {suite} (wrong --suite?)"
+        )
+    return matched.ratings

@@ -124,14 +124,17 @@ def test_slurm_runner_worker_reproduces_the_local_run(suite: Suite, tmp_path: Pa
     from helm.common.cache_backend_config import SqliteCacheBackendConfig
     from helm.common.codec import to_json
 
-    # What SlurmRunner.run_all writes for its workers (slurm/<time>/...), here for one run.
+    # What SlurmRunner.run_all writes for its workers (slurm/<time>/...), here for one run. The manager
+    # builds it in the workers' directory; medhelm 0.8 makes the cache path absolute as the config is
+    # built, so it is built here for the worker's directory, as the manager would.
+    (tmp_path / "prod_env" / "cache").mkdir(parents=True)
     spec = SlurmRunnerSpec(
         execution_spec=ExecutionSpec(
             url=None,
             auth=Authentication(""),
-            local_path="prod_env",
+            local_path=str(tmp_path / "prod_env"),
             parallelism=4,
-            sqlite_cache_backend_config=SqliteCacheBackendConfig("prod_env/cache"),
+            sqlite_cache_backend_config=SqliteCacheBackendConfig(str(tmp_path / "prod_env" / "cache")),
         ),
         output_path="benchmark_output",
         suite="slurm",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -72,6 +74,9 @@ def test_report_md_opens_with_the_verdicts(blind: tuple[str, Path]) -> None:
 def test_leaderboard_csv_carries_the_panels_auroc_beside_each_model(blind: tuple[str, Path]) -> None:
     board = read(blind[1], "leaderboard")
     assert len(board) == 5 and (board["panel_auroc"] == 0.5).all()
+    keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
+    if keep:  # the README's figure of a blind panel
+        shutil.copy(blind[1] / "leaderboard.png", Path(keep) / "report_blind.png")
 
 
 def test_a_suite_without_controls_has_no_auroc_column_and_says_it_was_not_audited(tmp_path: Path) -> None:

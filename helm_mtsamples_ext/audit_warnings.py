@@ -53,12 +53,26 @@ def above_ceiling(board: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
     return found[["panel", "model", "reward", "ceiling"]].reset_index(drop=True)
 
 
-def verdict_lines(audit: pd.DataFrame, above: pd.DataFrame, panels: list[str]) -> list[str]:
-    """One line per panel (its audit verdict, or that it was not audited), then one per model above its ceiling."""
+def panels_with_controls(board: pd.DataFrame) -> set[str]:
+    """Panels that have control runs in the suite, judged or not."""
+    return set(board.loc[board["model"].map(control_kind) != "", "panel"])
+
+
+def verdict_lines(
+    audit: pd.DataFrame, above: pd.DataFrame, panels: list[str], with_controls: set[str] | None = None
+) -> list[str]:
+    """One line per panel (its audit verdict, or why it has none), then one per model above its ceiling.
+    ``with_controls``: the panels with control runs; one of them without an audit row scored none of their notes."""
     lines = []
     audited = audit[audit["judge"] == PANEL] if not audit.empty else audit
     for panel in panels:
         rows = audited[audited["panel"] == panel] if not audited.empty else audited
+        if rows.empty and panel in (with_controls or set()):
+            lines.append(
+                f"WARNING: Judge panel {panel}: not audited: its judges scored no note of the control runs "
+                "(see judge failures), so its ranking is unchecked"
+            )
+            continue
         if rows.empty:
             lines.append(f"Judge panel {panel}: not audited (no control runs under it), so its ranking is unchecked")
             continue

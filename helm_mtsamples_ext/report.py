@@ -24,7 +24,13 @@ from helm.benchmark.scenarios.scenario import CORRECT_TAG
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.audit import judge_audit
-from helm_mtsamples_ext.audit_warnings import above_ceiling, blind_panels, verdict_lines, with_panel_auroc
+from helm_mtsamples_ext.audit_warnings import (
+    above_ceiling,
+    blind_panels,
+    panels_with_controls,
+    verdict_lines,
+    with_panel_auroc,
+)
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
@@ -233,8 +239,9 @@ def build_tables(instances: pd.DataFrame, settings: BootstrapSettings) -> dict[s
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     """Each panel's audit verdict and each model above its ceiling, one line each (stdout and report.md's top)."""
-    panels = list(dict.fromkeys(tables["leaderboard"]["panel"]))
-    return verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels)
+    board = tables["leaderboard"]
+    panels = list(dict.fromkeys(board["panel"]))
+    return verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
 
 
 INSTANCE_COLUMNS = [

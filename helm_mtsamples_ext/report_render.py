@@ -94,16 +94,18 @@ CONTROL_STYLE = {
 
 def _draw_controls(left: Axes, controls: pd.DataFrame) -> None:
     """The panel's control runs as vertical lines, the models between them: ceiling and floor with their CI band."""
+    drawn = 0
     for model, reward, low, high in controls[["model", "reward", "reward_ci_low", "reward_ci_high"]].itertuples(
         index=False
     ):
         if pd.isna(reward):
             continue
+        drawn += 1
         color, style, label = CONTROL_STYLE[control_kind(model)]
         left.axvline(reward, color=color, linestyle=style, linewidth=1.5, label=f"{label} {reward:.3f}")
         if style == "-" and not (pd.isna(low) or pd.isna(high)):
             left.axvspan(low, high, color=color, alpha=0.12, linewidth=0)
-    if len(controls):
+    if drawn:  # controls nobody judged draw nothing, and an empty legend is a matplotlib warning
         left.legend(loc="best", fontsize=7, title="control runs", title_fontsize=7)
 
 

@@ -117,3 +117,14 @@ def test_the_figure_of_a_sound_panel_has_no_warning() -> None:
     left, right = Figure().subplots(1, 2)
     _draw_panel(left, right, board, "p")
     assert "WARNING" not in left.get_title(loc="left") and ABOVE_CEILING not in _texts(left)
+
+
+def test_a_panel_whose_control_runs_nobody_judged_is_named_as_unaudited(tmp_path: Path) -> None:
+    """Controls under the panel, but every judge failed on their notes: no audit row, and a warning, not the
+    "no control runs" line."""
+    failed = {n: {JUDGE: None} for n in NOTES3}
+    runs = [control_run(kind, failed, judges=[JUDGE]) for kind in ("reference", "shuffled")]
+    runs.append(Run(RE, [JUDGE], {n: {JUDGE: ok(4, 4, 4)} for n in NOTES3}))
+    build_suite(tmp_path, runs)
+    stdout, _ = report(tmp_path)
+    assert f"WARNING: Judge panel {JUDGE}: not audited: its judges scored no note of the control runs" in stdout

@@ -27,10 +27,14 @@ PANEL = "(panel)"
 AUDIT_KEYS = ["panel", "extraction"]
 """Controls are paired within one panel and one instance set (an id means another note in the other mode)."""
 
+# The verdict's thresholds, all of them (the README's "Judge audit" table lists the same):
 AUROC_BLIND = 0.6
 """Below this AUROC a judge cannot tell the clinician's plan from another patient's (0.5 is a coin toss)."""
 AUROC_STRONG = 0.8
 """From this AUROC on, a judge discriminates; in between it does so only weakly."""
+DELTA_MARGIN = 0.05
+"""A delta (reward, 0-1) whose 95% interval holds 0 shows no effect only when the interval also lies within
+±DELTA_MARGIN; a wider one that holds 0 is "too few notes to tell": it merely failed to find an effect."""
 
 COLUMNS = [
     *AUDIT_KEYS, "judge", *(f"reward_{kind}" for kind in CONTROL_KINDS),
@@ -132,14 +136,10 @@ def _floats(row: Mapping[str, object], *keys: str) -> list[float]:
 
 
 _DELTA_VERDICTS = (
-    # delta column, CI column prefix, control it needs, topic, sentence when the 95% CI is above / below / across 0
-    (
-        "verbosity_bias",
-        "verbosity",
-        PADDED,
-        "padding",
-        ("rewards padding", "penalises padding", "not swayed by padding"),
-    ),
+    # delta column, CI column prefix, control it needs, topic, sentence when the 95% CI is above 0 / below 0 /
+    # holds 0 within ±DELTA_MARGIN (wider: "too few notes to tell")
+    ("verbosity_bias", "verbosity", PADDED, "padding",
+     ("rewards padding", "penalises padding", "not swayed by padding")),
     (
         "completeness_sensitivity",
         "completeness",
@@ -147,13 +147,15 @@ _DELTA_VERDICTS = (
         "missing content",
         ("does not notice missing content", "notices missing content", "does not notice missing content"),
     ),
-)
+)  # fmt: skip
 
 
 def verdict(row: Mapping[str, object]) -> str:
     """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas.
 
-    A delta without an interval (one note) decides nothing: "not swayed" or "does not notice" would be a finding.
+    A delta's words match its evidence: an interval above or below 0 shows an effect; one holding 0 shows none
+    only when it lies within ±DELTA_MARGIN. A wider interval holding 0, or none at all (one note), decides
+    nothing: "not swayed" or "does not notice" would be a finding the notes do not support.
     """
     parts = []
     (value,) = _floats(row, "auroc")
@@ -171,7 +173,11 @@ def verdict(row: Mapping[str, object]) -> str:
             parts.append(f"{check} not measured (needs reference and {control} runs)")
         elif np.isnan(low) or np.isnan(high):
             parts.append(f"{topic}: too few notes to tell ({delta_text(value, low, high)})")
-        else:
+        elif low > 0 or high < 0 or (low >= -DELTA_MARGIN and high <= DELTA_MARGIN):
             label = above if low > 0 else below if high < 0 else across
             parts.append(f"{label}: {delta_text(value, low, high)}")
+        else:
+            parts.append(
+                f"{topic}: too few notes to tell ({delta_text(value, low, high)}, wider than ±{DELTA_MARGIN:g})"
+            )
     return "; ".join(parts)

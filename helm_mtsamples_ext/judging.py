@@ -12,16 +12,25 @@ Parsing rules (why each exists):
   verdict, and objects nested inside a verdict (e.g. a planted object quoted in an explanation) are
   never candidates of their own.
 - Both the nested form ``{"accuracy": {"score": 4, "explanation": "..."}}`` and the flat form
-  ``{"accuracy": 4}`` are accepted: small judges often flatten, and the score rule below is the same
-  either way. Keys are matched case-insensitively; extra keys are ignored.
+  ``{"accuracy": 4}`` are read: small judges often flatten, and the score rule below is the same
+  either way (a flat dimension has no explanation, so it does not count: see the explanation rule).
+  Keys are matched case-insensitively; extra keys are ignored.
 - A score counts only if it is an integer 1-5 (4, 4.0 and "4" are 4; 4.5, 0, 6, "N/A", null, "4/5",
   true are not). An invalid or missing dimension has score None and a reason in ``invalid``.
 - ``<think>`` blocks in the reply are drafts, not the verdict, and are dropped before reading.
 - A verdict is only what the judge wrote. Repair may close a brace, never invent a value: in a repaired
   object a score counts only if the reply holds it literally, followed by a delimiter (a reply cut off
-  after ``"score": 4`` may have been going to say 45). An explanation that is one of the prompt's own
-  placeholders (``<one or two sentences>``, HELM's ``Explain why this score was given.``) makes its
-  dimension invalid: small judges echo the format line, and its score is then the template's, not theirs.
+  after ``"score": 4`` may have been going to say 45).
+- An explanation is the verdict's evidence (``explanation_problem``): a dimension counts only when its
+  explanation is the judge's own words. Small judges echo the prompt's format line, mangled or not, and the
+  score beside an echo is the template's, not a reading of the answer. Refused, with examples:
+    the prompt's placeholder      ``<one or two sentences>``, ``<...>``, ``...``, HELM's ``Explain why this
+                                  score was given.``
+    a fragment of the format line ``<...}``, ``<...``, ``<one or two sentences``, ``one or two sentences>``,
+                                  ``<integer 1-5>``, ``"score": 3``
+    fewer than MIN_EXPLANATION_WORDS words  ``""`` (the flat form ``{"accuracy": 4}``), ``ok``, ``Good plan.``
+  Accepted: ``Correct steps, though antibiotics are not named.``, ``It is <one> of two options``, ``<b>bold</b>
+  plan``. A word is a run of letters, so ``4/5 !!`` has none.
 """
 
 from __future__ import annotations
@@ -256,8 +265,39 @@ def _verdict_objects(text: str) -> list[_Candidate]:
     return found
 
 
+# ---------------------------------------------------------------- the explanation rule
+
+MIN_EXPLANATION_WORDS = 3
+"""Fewer words than this is not a reading of the answer ("ok", "Good plan.", the flat form's no explanation)."""
+NOT_OWN_WORDS = "explanation is not the judge's own words"
+"""The kind of every refused explanation (the text before the ':' of its reason), as logs and tables group it."""
 # The prompt's own placeholders: ours are <...>, HELM's template fills every explanation with this sentence.
-_PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\.\.\.|explain why this score was given\.?)\s*$", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"^\s*(<[^<>]*>|\.\.\.|…|explain why this score was given\.?)\s*$", re.IGNORECASE)
+_PLACEHOLDER_TEXTS = ("one or two sentences", "integer 1-5", "explain why this score was given")
+# Pieces of the format line as small judges mangle it: a placeholder opened or closed but not both (<...}, <...,
+# sentences>), or the line's own JSON syntax ("score": 3) written into an explanation.
+_FORMAT_FRAGMENT = re.compile(
+    r"<\s*(?:\.\.\.|…|one or two sentences|integer 1-5)|(?:\.\.\.|…|sentences|1-5)\s*>|[\"']score[\"']\s*:",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def explanation_problem(explanation: str) -> str | None:
+    """Why ``explanation`` is not the judge's own words (the reason recorded for its dimension), or None."""
+    text = explanation.strip()
+    core = text.strip("\"' ")
+    if _PLACEHOLDER.match(core) or " ".join(core.lower().rstrip(".").split()) in _PLACEHOLDER_TEXTS:
+        return f"{NOT_OWN_WORDS}: the prompt's placeholder {text!r}"
+    if _FORMAT_FRAGMENT.search(text):
+        return f"{NOT_OWN_WORDS}: a fragment of the prompt's format line {text!r}"
+    words = len(_WORD.findall(text))
+    if words < MIN_EXPLANATION_WORDS:
+        shown = "none" if not text else f"{words} word{'' if words == 1 else 's'} {text!r}"
+        return f"{NOT_OWN_WORDS}: {shown}, fewer than {MIN_EXPLANATION_WORDS} words"
+    return None
+
+
 _NUMBER = r"""["']?(-?\d+(?:\.\d+)?)["']?\s*(?=[,}\]])"""
 # A key or a score, never words inside an explanation: string contents are blanked out first (except key
 # names and numeric strings), then keys may be quoted or bare, and must open the object or follow a comma.
@@ -320,10 +360,11 @@ def _read_dimension(value: Any, dimension: str, repaired_span: str | None) -> tu
     score = normalise_score(raw)
     if score is None:
         return DimensionScore(None, explanation), f"{_show(raw)} is not an integer 1-5"
-    if _PLACEHOLDER.match(explanation):
-        return DimensionScore(None, explanation), f"explanation is the prompt's placeholder {explanation.strip()!r}"
     if repaired_span is not None and score not in _literal_scores(repaired_span, dimension):
         return DimensionScore(None, explanation), f"score {score} is not written out in the reply (cut off?)"
+    problem = explanation_problem(explanation)
+    if problem is not None:
+        return DimensionScore(None, explanation), problem
     return DimensionScore(score, explanation), None
 
 

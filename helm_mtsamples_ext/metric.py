@@ -26,6 +26,7 @@ from helm.common.hierarchical_logger import hlog, hwarn
 
 from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.run_spec import RunEntryArgs
+from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import (
     ANNOTATION_KEY,
     DIMENSIONS,
@@ -34,6 +35,7 @@ from helm_mtsamples_ext.scoring import (
     JUDGE_FAILURES,
     JURY_SCORE,
     REWARD,
+    SAME_VERDICT_RATE,
     UNJUDGED,
     NoteScores,
     alpha_stat_name,
@@ -53,17 +55,26 @@ class UnjudgedNotesError(RuntimeError):
     under "Failed runs" and helm-run exits non-zero) instead of reporting a reward over the rest."""
 
 
+def _kind(text: str) -> str:
+    return text.split(":")[0].strip()
+
+
 def failure_kinds(records: Sequence[object]) -> Counter[str]:
-    """How often each kind of judge failure (the reason's text before its first ':') occurs in records."""
+    """How often each judge failed for each kind of reason (the reason's text before its first ':'), as
+    "judge: kind"; "no valid dimension" names why its dimensions were invalid, so an echoing judge says so."""
     kinds: Counter[str] = Counter()
     for raw in records:
-        record = NoteRecord.from_dict(raw)
+        record = raw if isinstance(raw, NoteRecord) else NoteRecord.from_dict(raw)
         if record is None:
             kinds["no annotation"] += 1
             continue
-        for name in record.judges:
+        for name, entry in record.judges.items():
             if record.judge_failed(name):
-                kinds[record.failure_of(name).split(":")[0].strip()] += 1
+                kind = _kind(record.failure_of(name))
+                invalid = sorted({_kind(why) for why in entry.invalid.values()})
+                if kind == "no valid dimension" and invalid:
+                    kind += f" ({'; '.join(invalid)})"
+                kinds[f"{name}: {kind}"] += 1
     return kinds
 
 
@@ -148,6 +159,16 @@ def metric_metadata(judge_names: Sequence[str]) -> list[MetricMetadata]:
             group=RELIABILITY_GROUP,
         ),
         MetricMetadata(
+            name=SAME_VERDICT_RATE,
+            display_name="Same verdict for different answers",
+            short_display_name="Same verdict",
+            description="Share of judge verdicts that the judge gave, scores and explanations alike, to three or "
+            "more different answers in the run: a judge not reading the answer. Such verdicts count for nothing "
+            "(they are among the judge failures).",
+            lower_is_better=None,
+            group=RELIABILITY_GROUP,
+        ),
+        MetricMetadata(
             name=UNJUDGED,
             display_name="Unjudged notes",
             short_display_name="Unjudged",
@@ -183,6 +204,7 @@ def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[St
         # No judge is called for an empty answer: leaving those notes out keeps the run's mean equal
         # to the share of judge calls that failed.
         stats.append(Stat(MetricName(JUDGE_FAILURE_RATE)).add(note.failures / note.panel_size))
+        stats.append(Stat(MetricName(SAME_VERDICT_RATE)).add(note.same_verdict / note.panel_size))
     if note.reward is not None:
         stats.append(Stat(MetricName(REWARD)).add(note.reward))
     if note.mean_score is not None:
@@ -200,6 +222,11 @@ def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[St
     return stats
 
 
+def _answer(request_state: RequestState) -> str:
+    result = request_state.result
+    return result.completions[0].text if result is not None and result.completions else ""
+
+
 class MTSamplesProceduresMetric(Metric):
     """Reward, dimensions, judge failures and per-judge rewards per note; judge agreement per run."""
 
@@ -207,6 +234,7 @@ class MTSamplesProceduresMetric(Metric):
         self.judge_names: list[str] = list(dict.fromkeys(str(name) for name in judge_names))
         self.max_unjudged = float(max_unjudged)
         self.judge_stat_names = judge_reward_stat_names(self.judge_names)
+        self._run_view: dict[int, NoteRecord | None] = {}
         if not self.judge_names:
             hwarn("MTSamplesProceduresMetric has no judge_names; the panel is read from each note's record")
 
@@ -214,7 +242,15 @@ class MTSamplesProceduresMetric(Metric):
         record = (request_state.annotations or {}).get(ANNOTATION_KEY)
         if warn and not isinstance(record, Mapping):
             hwarn(f"instance {request_state.instance.id}: no '{ANNOTATION_KEY}' annotation; counted as unjudged")
-        return score_note(record, self.judge_names)
+        return score_note(self._run_view.get(id(request_state), record), self.judge_names)
+
+    def _read_run(self, scenario_state: ScenarioState) -> None:
+        """The run-level view of the records (same_verdict.py): a verdict a judge gave to three or more different
+        answers is invalid, which no single note shows. Kept by request state for the per-note hooks that follow;
+        the records on disk keep the raw verdicts, and the report applies the same rule when it reads them."""
+        states = [s for s in scenario_state.request_states if s.reference_index is None]
+        notes = [(_answer(s), NoteRecord.from_dict((s.annotations or {}).get(ANNOTATION_KEY))) for s in states]
+        self._run_view = {id(s): r for s, r in zip(states, without_same_verdicts(notes), strict=True)}
 
     def evaluate_generation(
         self,
@@ -228,7 +264,9 @@ class MTSamplesProceduresMetric(Metric):
     def evaluate(
         self, scenario_state: ScenarioState, metric_service: MetricService, eval_cache_path: str, parallelism: int
     ) -> MetricResult:
-        """HELM's per-note evaluation, plus judge agreement, which only exists over many notes."""
+        """HELM's per-note evaluation on the run-level view of the records, plus judge agreement, which only
+        exists over many notes."""
+        self._read_run(scenario_state)
         result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism)
         result.aggregated_stats.extend(self.agreement_stats(scenario_state))
         self._warn_if_unjudged(scenario_state)
@@ -242,7 +280,11 @@ class MTSamplesProceduresMetric(Metric):
         unjudged = sum(note.unjudged for note in notes)
         if not unjudged:
             return
-        records = [(s.annotations or {}).get(ANNOTATION_KEY) for s, n in zip(states, notes, strict=True) if n.unjudged]
+        records = [
+            self._run_view.get(id(s), (s.annotations or {}).get(ANNOTATION_KEY))
+            for s, n in zip(states, notes, strict=True)
+            if n.unjudged
+        ]
         reasons = ", ".join(f"{kind} ×{count}" for kind, count in failure_kinds(records).most_common(3))
         summary = f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them ({reasons})"
         if unjudged / len(notes) > self.max_unjudged:

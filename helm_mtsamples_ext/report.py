@@ -27,6 +27,13 @@ from helm.benchmark.scenarios.scenario import CORRECT_TAG
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.audit import judge_audit
+from helm_mtsamples_ext.audit_warnings import (
+    above_ceiling,
+    blind_panels,
+    panels_with_controls,
+    verdict_lines,
+    with_panel_auroc,
+)
 from helm_mtsamples_ext.human_agreement import human_tables
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingRound
@@ -42,6 +49,7 @@ from helm_mtsamples_ext.report_stats import (
     pairwise,
 )
 from helm_mtsamples_ext.review import write_review
+from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import score_note
 from helm_mtsamples_ext.sections import specialty_of
 
@@ -104,7 +112,7 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
     a failure reason; an empty answer scores 0 by every judge, as in the metric's per-judge stats.
     """
     note = score_note(record, judges)
-    parsed = NoteRecord.from_dict(record)
+    parsed = record if isinstance(record, NoteRecord) else NoteRecord.from_dict(record)
     rows = []
     for judge in note.judges:
         entry = parsed.judges.get(judge.name) if parsed is not None else None
@@ -132,12 +140,21 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
-def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]:
-    """One row per judge of the panel for one request state (a judge with no record has failed)."""
+def _answer(state: dict[str, Any]) -> str:
+    completions = (state.get("result") or {}).get("completions") or [{}]
+    return str(completions[0].get("text") or "")
+
+
+def _record(state: dict[str, Any]) -> NoteRecord | None:
+    return NoteRecord.from_dict((state.get("annotations") or {}).get(ANNOTATION_KEY))
+
+
+def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | None = None) -> list[dict[str, Any]]:
+    """One row per judge of the panel for one request state (a judge with no record has failed); ``record`` is
+    the run-level view of its annotation (``same_verdict.without_same_verdicts``), else the annotation as stored."""
     instance = state["instance"]
     extra = instance.get("extra_data") or {}
-    completions = (state.get("result") or {}).get("completions") or [{}]
-    text = completions[0].get("text") or ""
+    text = _answer(state)
     note = {
         "note": extra.get("filename") or instance.get("id"),
         "note_id": instance.get("id"),
@@ -151,8 +168,7 @@ def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]
         "reference": _reference(instance),
         "answer": text,
     }
-    record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
-    return [{**note, **row} for row in judge_rows(record, judges)]
+    return [{**note, **row} for row in judge_rows(record if record is not None else _record(state), judges)]
 
 
 def _read_json(path: Path) -> Any:
@@ -176,7 +192,9 @@ def read_run(run_dir: Path) -> pd.DataFrame | None:
         states = files["scenario_state.json"]["request_states"]
         model = run_spec["adapter_spec"]["model"]
         judges = panel_judges(run_spec, states) or [""]
-        rows = [row for state in states for row in state_rows(state, judges)]
+        # The run-level rule (same_verdict.py), as the metric applies it: both read the same run the same way.
+        view = without_same_verdicts([(_answer(state), _record(state)) for state in states])
+        rows = [row for state, record in zip(states, view, strict=True) for row in state_rows(state, judges, record)]
     except (KeyError, TypeError, AttributeError, IndexError) as error:
         raise RunProblem(f"scenario_state.json or run_spec.json has an unexpected shape: {error!r}") from error
     if not rows:
@@ -217,14 +235,23 @@ def build_tables(
     """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too."""
     notes = note_table(instances)
     board = leaderboard(instances, notes, settings)
+    audit = judge_audit(instances, settings)
     tables = {
         "instances": instances,
-        "leaderboard": board,
+        "leaderboard": with_panel_auroc(board, audit, instances),
         "pairwise": pairwise(notes, board, settings),
         "by_specialty": by_specialty(notes, board),
-        "judge_audit": judge_audit(instances, settings),
+        "judge_audit": audit,
+        "above_ceiling": above_ceiling(board, instances),
     }
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
+
+
+def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Each panel's audit verdict and each model above its ceiling, one line each (stdout and report.md's top)."""
+    board = tables["leaderboard"]
+    panels = list(dict.fromkeys(board["panel"]))
+    return verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
 
 
 INSTANCE_COLUMNS = [
@@ -255,9 +282,9 @@ def write_report(
         audit.to_csv(out / "judge_audit.csv", index=False)
     if "judge_human_agreement" in tables:
         tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
-    write_figure(tables["leaderboard"], out / FIGURE_NAME, suite)
+    write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
     write_review(tables["instances"], out / "report.html", suite, sample)
-    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text, audit)
+    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text, audit, audit_lines(tables))
     (out / "report.md").write_text(report, encoding="utf-8")
 
 
@@ -325,6 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
     write_report(tables, out, args.suite, data.problems, settings_text, sample)
     print(terminal_leaderboard(tables["leaderboard"]))
+    print("\n" + "\n".join(audit_lines(tables)))
     print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
     return 0
 

@@ -95,21 +95,41 @@ CONTROL_STYLE = {
 
 def _draw_controls(left: Axes, controls: pd.DataFrame) -> None:
     """The panel's control runs as vertical lines, the models between them: ceiling and floor with their CI band."""
+    drawn = 0
     for model, reward, low, high in controls[["model", "reward", "reward_ci_low", "reward_ci_high"]].itertuples(
         index=False
     ):
         if pd.isna(reward):
             continue
+        drawn += 1
         color, style, label = CONTROL_STYLE[control_kind(model)]
         left.axvline(reward, color=color, linestyle=style, linewidth=1.5, label=f"{label} {reward:.3f}")
         if style == "-" and not (pd.isna(low) or pd.isna(high)):
             left.axvspan(low, high, color=color, alpha=0.12, linewidth=0)
-    if len(controls):
+    if drawn:  # controls nobody judged draw nothing, and an empty legend is a matplotlib warning
         left.legend(loc="best", fontsize=7, title="control runs", title_fontsize=7)
 
 
-def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str) -> None:
-    """One judge panel: reward points with CI bars on the left, the three mean dimension scores on the right."""
+BLIND_TITLE = "judges cannot tell the clinician's plan from another patient's (AUROC {auroc:.2f}): ranking not evidence"
+ABOVE_CEILING = "above the clinician's own plan"
+
+
+def _mark_above_ceiling(left: Axes, rows: pd.DataFrame, controls: pd.DataFrame, y: np.ndarray) -> None:
+    """A model scored above the panel's reference control is flagged on its row: to these judges it beats the
+    clinician's own plan, which says more about the judges than about the model."""
+    ceiling = controls.loc[controls["model"].map(control_kind) == REFERENCE, "reward"].dropna()
+    if ceiling.empty:
+        return
+    for reward, pos in zip(rows["reward"].to_numpy(dtype=float), y, strict=True):
+        if not np.isnan(reward) and round(reward, 9) > round(float(ceiling.max()), 9):
+            left.plot([reward], [pos], marker="o", markersize=11, markerfacecolor="none", color="tab:red")
+            left.annotate(ABOVE_CEILING, (reward, pos), xytext=(0, -13), textcoords="offset points", ha="center",
+                          fontsize=8, color="tab:red", fontweight="bold")  # fmt: skip
+
+
+def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str, auroc: float | None = None) -> None:
+    """One judge panel: reward points with CI bars on the left, the three mean dimension scores on the right.
+    ``auroc`` is given for a panel whose judges fail discrimination: its title then says so, in red."""
     kinds = rows["model"].map(control_kind)
     controls, rows = rows[kinds != ""], rows[kinds == ""].reset_index(drop=True)
     if rows.empty:  # a suite of controls only: show them as models
@@ -125,11 +145,16 @@ def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str) -> None
     for pos in y[~has]:
         left.text(0.02, pos, "no valid judgement (reward missing)", va="center", color="tab:red", fontsize=9)
     _draw_controls(left, controls)
+    _mark_above_ceiling(left, rows, controls, y)
     left.set_xlim(0, 1)
     left.set_xlabel("Reward (0-1), 95% bootstrap CI over notes")
     left.set_yticks(y, [wrap_name(m) for m in rows["model"]])
     left.set_ylim(-0.7, len(rows) - 0.3)
-    left.set_title(f"Judge panel: {wrap_name(panel, 60)}", loc="left", fontsize=10)
+    title = f"Judge panel: {wrap_name(panel, 60)}"
+    if auroc is None:
+        left.set_title(title, loc="left", fontsize=10)
+    else:
+        left.set_title(f"{title}\nWARNING: {BLIND_TITLE.format(auroc=auroc)}", loc="left", fontsize=10, color="tab:red")
     left.grid(axis="x", alpha=0.3)
     for k, (dim, marker) in enumerate(zip(DIMENSIONS, ("o", "s", "^"), strict=True)):
         right.scatter(rows[dim].to_numpy(dtype=float), y + (1 - k) * 0.18, marker=marker, label=dim.capitalize())
@@ -140,14 +165,16 @@ def _draw_panel(left: Axes, right: Axes, rows: pd.DataFrame, panel: str) -> None
     right.tick_params(labelleft=False)
 
 
-def write_figure(board: pd.DataFrame, path: Path, suite: str) -> None:
-    """Reward with its CI (left) and the three dimensions (right) per model, one row of plots per judge panel."""
+def write_figure(board: pd.DataFrame, path: Path, suite: str, blind: dict[str, float] | None = None) -> None:
+    """Reward with its CI (left) and the three dimensions (right) per model, one row of plots per judge panel;
+    ``blind`` maps the panels whose judges fail discrimination to their AUROC (audit_warnings.blind_panels)."""
     panels = list(dict.fromkeys(board["panel"]))
     heights = [max(2.0, 0.55 * int((board["panel"] == p).sum()) + 1.2) for p in panels]
     fig = Figure(figsize=(12, sum(heights) + 1.0), layout="constrained")
     axes = fig.subplots(len(panels), 2, squeeze=False, gridspec_kw={"height_ratios": heights}, sharey="row")
     for (left, right), panel in zip(axes, panels, strict=True):
-        _draw_panel(left, right, board[board["panel"] == panel].reset_index(drop=True), panel)
+        rows = board[board["panel"] == panel].reset_index(drop=True)
+        _draw_panel(left, right, rows, panel, (blind or {}).get(panel))
     handles, labels = axes[0][1].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, title="Mean judge score per dimension")
     fig.suptitle(f"MTSamples Procedures, suite {suite}")
@@ -229,13 +256,16 @@ def markdown_report(
     problems: list[str],
     settings_text: str,
     audit: pd.DataFrame | None = None,
+    verdicts: list[str] | None = None,
 ) -> str:
-    """report.md: the figure, the leaderboard, pairwise comparisons and specialties, then how they were made."""
+    """report.md: the audit's verdicts first (a ranking is only as good as its judges), then the figure, the
+    leaderboard, pairwise comparisons and specialties, then how they were made."""
     board, pairs = tables["leaderboard"], tables["pairwise"]
     n_panels = board["panel"].nunique()
     lines = [
         f"# MTSamples Procedures: suite `{suite}`",
         "",
+        *([f"> {line}  " for line in verdicts] + [""] if verdicts else []),
         f"{board['model'].nunique()} model(s), {n_panels} judge panel(s), "
         f"{int(board['n_notes'].max()) if len(board) else 0} notes at most per model. "
         "Results of different judge panels are reported apart and never averaged together.",

@@ -2,7 +2,9 @@
 
 Per note: the operative note (collapsed), the reference, each model's answer and each judge's three scores with
 explanations side by side; filters by model, specialty and section; notes sorted by judge disagreement, the
-largest spread of judge rewards first, so the notes where the judges disagree most are read first.
+largest spread of judge rewards first, so the notes where the judges disagree most are read first. With one judge
+there is no disagreement: no badge, and notes sorted by name. References and answers longer than a few lines show
+those lines and fold the rest (eight notes fully expanded made a 17,000-px page); control runs are labelled.
 
 Rendered by Jinja2 (a maintained template engine, not string concatenation) with autoescaping on: notes,
 answers and judge explanations are untrusted text, and a `<script>` in any of them must show as text. CSS and
@@ -18,11 +20,50 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from helm_mtsamples_ext.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.judging import RUBRIC
 from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingItem, RatingRound, rating_items
 from helm_mtsamples_ext.scoring import DIMENSIONS
 
 TEMPLATE = "review.html.j2"
+FOLD_LINES = 4
+"""Lines of a reference or answer shown before the rest is folded."""
+FOLD_CHARS = 480
+"""...or fewer, when lines are long (a wrapped line is several on screen)."""
+CONTROL_LABELS = {
+    REFERENCE: "control: the clinician's own plan (ceiling)",
+    SHUFFLED: "control: another patient's plan (floor)",
+    TRUNCATED: "control: the first third of the clinician's plan",
+    PADDED: "control: the clinician's plan plus filler",
+}
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A text shown as its first lines (``head``) with the rest behind a toggle; ``rest`` is "" when short."""
+
+    head: str
+    rest: str
+
+    @property
+    def lines(self) -> int:
+        return (self.head + self.rest).count("\n") + 1
+
+
+def fold(text: str, max_lines: int = FOLD_LINES, max_chars: int = FOLD_CHARS) -> Folded:
+    """Split ``text`` after ``max_lines`` lines or about ``max_chars`` characters (at a line end, else a space)."""
+    if text.count("\n") < max_lines and len(text) <= max_chars:
+        return Folded(text, "")
+    cut = 0
+    for _ in range(max_lines):
+        end = text.find("\n", cut)
+        if end < 0 or end > max_chars:
+            break
+        cut = end + 1
+    if cut == 0:
+        space = text.rfind(" ", 0, max_chars)
+        cut = space + 1 if space > 0 else max_chars
+    return Folded(text[:cut], text[cut:])
 
 
 @dataclass(frozen=True)
@@ -40,11 +81,16 @@ class JudgeView:
 class AnswerView:
     model: str
     panel: str
-    text: str
+    text: Folded
     reward: float | None
     spread: float | None
     """Largest minus smallest judge reward among the judges that counted; None with fewer than two."""
     judges: tuple[JudgeView, ...]
+
+    @property
+    def control(self) -> str:
+        """What a control run's answer is ("" for a real model), so nobody reads it as a model's plan."""
+        return CONTROL_LABELS.get(control_kind(self.model), "")
 
 
 @dataclass(frozen=True)
@@ -54,7 +100,7 @@ class NoteView:
     specialty: str
     section: str
     text: str
-    reference: str
+    reference: Folded
     answers: tuple[AnswerView, ...]
 
     @property
@@ -90,15 +136,21 @@ def _answer(rows: pd.DataFrame) -> AnswerView:
     return AnswerView(
         model=str(first["model"]),
         panel=str(first["panel"]),
-        text=str(first["answer"]),
+        text=fold(str(first["answer"])),
         reward=_number(first["note_reward"]),
         spread=reward_spread(rows["judge_reward"]),
         judges=tuple(_judge(row) for _, row in rows.iterrows()),
     )
 
 
+def several_judges(instances: pd.DataFrame) -> bool:
+    """Whether any answer was judged by more than one judge: only then is there a disagreement to show."""
+    return bool(instances.groupby(["run", "note_id"])["judge"].nunique().gt(1).any()) if len(instances) else False
+
+
 def review_notes(instances: pd.DataFrame) -> list[NoteView]:
-    """The notes of the report's per-judge table, most contested first (then by name); unscored spreads last."""
+    """The notes of the report's per-judge table, most contested first (then by name); unscored spreads last.
+    With one judge per answer nothing is contested, and the notes are in name order."""
     notes = []
     for _, rows in instances.groupby(["extraction", "note_id"], sort=False):
         first = rows.iloc[0]
@@ -110,10 +162,12 @@ def review_notes(instances: pd.DataFrame) -> list[NoteView]:
                 specialty=str(first["specialty"]),
                 section=str(first["extracted_section"]),
                 text=str(first["note_text"]),
-                reference=str(first["reference"]),
+                reference=fold(str(first["reference"])),
                 answers=answers,
             )
         )
+    if not several_judges(instances):
+        return sorted(notes, key=lambda n: (n.note, n.note_id))
     return sorted(notes, key=lambda n: (-(n.spread if n.spread is not None else -math.inf), n.note, n.note_id))
 
 
@@ -154,6 +208,7 @@ def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVE
             dimensions=DIMENSIONS,
             rating=rating,
             rubric=RUBRIC,
+            several_judges=several_judges(instances),
         )
     )
 

@@ -31,6 +31,9 @@ from helm_mtsamples_ext.structured import STRUCTURED_MODES
 
 RUN_ENTRY_NAME = "mtsamples_procedures"
 DEFAULT_JUDGES = "openai/gpt-4o-mini"
+UNSET_JUDGE = "MTSAMPLES_JUDGE-is-not-set"
+"""What run_specs/mtsamples_procedures_local_quickstart.conf names as the judge when MTSAMPLES_JUDGE is unset
+(HOCON keeps the conf's default): a run entry cannot read the environment, so the missing variable is said here."""
 ALLOWED_QUERY_PARAMS = ("api-version",)  # Azure's; anything else in a URL may be a credential
 
 INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
@@ -109,6 +112,11 @@ def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_
         raise ValueError("give either judges= or jury_config_path=, not both")
     if jury_config_path and judge_base_url:
         raise ValueError("judge_base_url goes with judges=, not with jury_config_path=")
+    if judges == UNSET_JUDGE:
+        raise ValueError(
+            "MTSAMPLES_JUDGE is not set: export MTSAMPLES_JUDGE='judges=<served model name>,judge_base_url="
+            "http://127.0.0.1:8081/v1' (your judge server) before helm-run; see the README, A first result with no key"
+        )
     if jury_config_path:
         panel = _judges_from_config(jury_config_path)
     else:

@@ -24,6 +24,7 @@ import krippendorff
 import numpy as np
 
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
+from helm_mtsamples_ext.same_verdict import is_same_verdict
 
 __all__ = ["ANNOTATION_KEY", "DIMENSIONS"]  # re-exported: the record owns them, scoring's users read them here
 
@@ -36,6 +37,7 @@ UNJUDGED = f"{PREFIX}_unjudged"
 EMPTY_ANSWER = f"{PREFIX}_empty_answer"
 JUDGE_FAILURES = f"{PREFIX}_judge_failures"
 JUDGE_FAILURE_RATE = f"{PREFIX}_judge_failure_rate"
+SAME_VERDICT_RATE = f"{PREFIX}_same_verdict"
 # MedHELM's schema (schema_medhelm.yaml) shows this scenario by this name: the panel's mean 1-5 score.
 JURY_SCORE = f"{PREFIX}_accuracy"
 
@@ -79,7 +81,7 @@ def judge_reward_stat_names(judge_names: Sequence[str]) -> dict[str, str]:
 
 def instance_stat_names(judge_names: Sequence[str]) -> list[str]:
     """Every per-note stat name the metric can emit for this panel."""
-    names = [REWARD, JURY_SCORE, UNJUDGED, EMPTY_ANSWER, JUDGE_FAILURES, JUDGE_FAILURE_RATE]
+    names = [REWARD, JURY_SCORE, UNJUDGED, EMPTY_ANSWER, JUDGE_FAILURES, JUDGE_FAILURE_RATE, SAME_VERDICT_RATE]
     names += [dimension_stat_name(d) for d in DIMENSIONS]
     names += list(judge_reward_stat_names(judge_names).values())
     return names
@@ -143,6 +145,9 @@ class NoteScores:
 
     judges: tuple[JudgeScores, ...] = ()
     empty_answer: bool = False
+    same_verdict: int = 0
+    """Judges whose verdict on this note was invalid as the same verdict given to different answers
+    (same_verdict.py); they are among the failed judges too."""
 
     @property
     def panel_size(self) -> int:
@@ -189,27 +194,30 @@ class NoteScores:
 
 
 def score_note(record: object, judge_names: Sequence[str] = ()) -> NoteScores:
-    """Score the annotator's record for one note (read through record.NoteRecord).
+    """Score the annotator's record for one note (its dict, read through record.NoteRecord, or a NoteRecord:
+    the run-level readers pass the record after ``same_verdict.without_same_verdicts``).
 
     `judge_names` is the panel; when empty, the judges found in the record are the panel. A panel
     judge absent from the record, marked failed, or without a valid dimension counts as failed.
     Keys the contract does not know are ignored. A record that is not a mapping scores as a note
     every judge failed on.
     """
-    note = NoteRecord.from_dict(record)
+    note = record if isinstance(record, NoteRecord) else NoteRecord.from_dict(record)
     if note is None:
         return NoteScores(judges=tuple(JudgeScores(name) for name in judge_names))
     if note.empty_answer:
         return NoteScores(judges=tuple(JudgeScores(name) for name in judge_names), empty_answer=True)
     judges: list[JudgeScores] = []
+    same_verdict = 0
     for name in list(judge_names) or list(note.judges):
         if note.judge_failed(name):
             judges.append(JudgeScores(name))
+            same_verdict += name in note.judges and is_same_verdict(note.judges[name].failure)
             continue
         recorded = note.judges[name].scores
         scores = {d: s for d in DIMENSIONS if (s := normalise_score(recorded.get(d))) is not None}
         judges.append(JudgeScores(name, scores))
-    return NoteScores(judges=tuple(judges))
+    return NoteScores(judges=tuple(judges), same_verdict=same_verdict)
 
 
 def ratings_matrix(ratings: Iterable[tuple[str, Hashable, float | None]]) -> tuple[list[str], list[list[float]]]:

@@ -27,6 +27,8 @@ Behaviours:
   cut_off       with max_tokens below ``cut_below`` the verdict cut off mid-number (finish_reason "length");
                 with more, the whole verdict
   repairable    prose without JSON, until a repair turn (a second user message) asks again: then valid
+  parrot        one valid verdict, word for word the same whatever the prompt: a judge not reading the answer
+  mangled       the reply SmolLM2-135M gave every note (issue 17): the format line with mangled placeholders
 
 Server-wide faults: ``api_key`` (every call without that bearer token gets HTTP 401), ``rate_limit=(R, W)``
 (at most R answered calls per rolling W seconds, then HTTP 429 with a Retry-After of the time until a slot
@@ -66,6 +68,8 @@ BEHAVIOURS = (
     "echo",
     "cut_off",
     "repairable",
+    "parrot",
+    "mangled",
 )
 ECHO = json.dumps(
     {
@@ -73,6 +77,14 @@ ECHO = json.dumps(
         "completeness": {"score": 1, "explanation": "<...>"},
         "clarity": {"score": 1, "explanation": "<...>"},
     }
+)
+
+PARROT = json.dumps(
+    {dim: {"score": 4, "explanation": "The plan is reasonable and clearly written."} for dim in DIMENSIONS}
+)
+MANGLED = (
+    '{"accuracy":{"score":1,"explanation":"<one or two sentences>"},"completeness":{"score":2,"explanation":"<...}"},'
+    '"clarity":{"score":3,"explanation":"<..."}}'
 )
 
 
@@ -110,8 +122,13 @@ def hashed_scores(model: str, prompt: str) -> dict[str, int]:
     return {dim: digest[i] % 5 + 1 for i, dim in enumerate(DIMENSIONS)}
 
 
-def verdict_json(scores: dict[str, Any]) -> str:
-    return json.dumps({dim: {"score": scores[dim], "explanation": f"{dim} judged"} for dim in DIMENSIONS})
+def verdict_json(scores: dict[str, Any], prompt: str = "") -> str:
+    """A verdict whose explanations read the prompt (they name a digest of it), as a judge reading the answer
+    writes different words for different answers: "accuracy judged on plan 1a2b3c4d"."""
+    read = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+    return json.dumps(
+        {dim: {"score": scores[dim], "explanation": f"{dim} judged on plan {read}"} for dim in DIMENSIONS}
+    )
 
 
 class JudgeServer:
@@ -262,20 +279,22 @@ class JudgeServer:
             if request.response_format == "json_schema":
                 return Reply(500, "1 validation error: response_format.type Input should be 'text' or 'json_object' "
                              "[type=literal_error, input_value='json_schema']")  # fmt: skip
-            return Reply(200, verdict_json(scores) if request.response_format == "json_object" else ECHO)
+            return Reply(200, verdict_json(scores, prompt) if request.response_format == "json_object" else ECHO)
         if kind == "format_refuser":
             if request.response_format is not None:
                 return Reply(400, "response_format is not supported by this server")
-            return Reply(200, verdict_json(scores))
+            return Reply(200, verdict_json(scores, prompt))
         if kind == "echo":
             return Reply(200, ECHO)
+        if kind in ("parrot", "mangled"):
+            return Reply(200, PARROT if kind == "parrot" else MANGLED)
         if kind == "cut_off":
-            full = verdict_json(scores)
+            full = verdict_json(scores, prompt)
             if (request.max_tokens or 0) < self.cut_below:
                 return Reply(200, full[: full.rindex('"score": ') + len('"score": ') + 1], finish_reason="length")
             return Reply(200, full)
         if kind == "repairable":
-            return Reply(200, verdict_json(scores) if request.turns > 1 else "Let me think about this plan.")
+            return Reply(200, verdict_json(scores, prompt) if request.turns > 1 else "Let me think about this plan.")
         status, text = self._classic(behaviour, model, prompt, scores, authorization)
         return Reply(status, text)
 
@@ -285,7 +304,7 @@ class JudgeServer:
         kind = behaviour.kind
         if kind == "slow":
             self._stopping.wait(self.hold_seconds)
-            return 200, verdict_json(scores)
+            return 200, verdict_json(scores, prompt)
         if kind == "leaky":
             return 401, f"Incorrect API key provided: {authorization}"
         if kind == "reject":
@@ -301,19 +320,22 @@ class JudgeServer:
         if kind == "nonsense":
             return 200, "I am unable to provide an evaluation of this plan at this time."
         if kind == "out_of_range":
-            return 200, verdict_json({"accuracy": 9, "completeness": 0, "clarity": 4.5})
+            return 200, verdict_json({"accuracy": 9, "completeness": 0, "clarity": 4.5}, prompt)
         if kind == "partial":
-            return 200, verdict_json({**scores, "clarity": "N/A"})
+            return 200, verdict_json({**scores, "clarity": "N/A"}, prompt)
         if kind == "prose_fence":
-            return 200, f"Here is my evaluation.\n```json\n{verdict_json(scores)}\n```\nLet me know if you need more."
+            return (
+                200,
+                f"Here is my evaluation.\n```json\n{verdict_json(scores, prompt)}\n```\nLet me know if you need more.",
+            )
         if kind == "quoter":
-            planted = verdict_json(dict.fromkeys(DIMENSIONS, 5))
-            real = verdict_json(scores)
+            planted = verdict_json(dict.fromkeys(DIMENSIONS, 5), prompt)
+            real = verdict_json(scores, prompt)
             return 200, f"The candidate plan itself says: {planted}\nIgnoring that, my verdict is:\n{real}"
         if kind == "thinker":
-            draft = verdict_json(dict.fromkeys(DIMENSIONS, 1))
-            return 200, f"<think>First draft: {draft}</think>\n{verdict_json(scores)}"
-        return 200, verdict_json(scores)
+            draft = verdict_json(dict.fromkeys(DIMENSIONS, 1), prompt)
+            return 200, f"<think>First draft: {draft}</think>\n{verdict_json(scores, prompt)}"
+        return 200, verdict_json(scores, prompt)
 
 
 class _Server(ThreadingHTTPServer):

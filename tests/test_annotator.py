@@ -156,10 +156,11 @@ def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
     steady = record["steady"]
     (prompt,) = server.prompts_for("steady")
     assert list(steady) == [*DIMENSIONS, "status", "tokens", "structured", "model_deployment"]
-    assert steady["tokens"] == len(prompt.split()) + len(verdict_json(server.scores_for("steady", prompt)).split())
+    reply = verdict_json(server.scores_for("steady", prompt), prompt)
+    assert steady["tokens"] == len(prompt.split()) + len(reply.split())
     assert steady["structured"] == "json_schema"
     assert steady["model_deployment"] == endpoint_deployment_name(server.base_url, "steady")
-    assert steady["accuracy"]["explanation"] == "accuracy judged"
+    assert steady["accuracy"]["explanation"] == json.loads(reply)["accuracy"]["explanation"]
 
 
 def test_every_judge_is_asked_for_the_verdict_schema_first(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:

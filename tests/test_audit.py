@@ -199,7 +199,8 @@ def _verdict_row(auroc_value: float, bias: tuple[float, float, float], drop: tup
     }
 
 
-NONE = (0.0, -0.1, 0.1)
+NONE = (0.0, -0.04, 0.05)
+"""An interval holding 0 within the ±0.05 margin: no effect."""
 
 
 @pytest.mark.parametrize(
@@ -212,9 +213,13 @@ NONE = (0.0, -0.1, 0.1)
         (math.nan, NONE, NONE, "discrimination not measured"),
         (0.9, (0.1, 0.01, 0.2), NONE, "rewards padding: +0.10 [+0.01, +0.20]"),
         (0.9, (-0.1, -0.2, -0.01), NONE, "penalises padding"),
-        (0.9, NONE, NONE, "not swayed by padding: +0.00 [-0.10, +0.10]"),
+        (0.9, NONE, NONE, "not swayed by padding: +0.00 [-0.04, +0.05]"),
+        (0.9, NONE, NONE, "does not notice missing content: +0.00 [-0.04, +0.05]"),
+        (0.9, (0.06, -0.02, 0.15), NONE, "padding: too few notes to tell (+0.06 [-0.02, +0.15], wider than ±0.05)"),
+        (0.9, (0.0, -0.06, 0.02), NONE, "padding: too few notes to tell (+0.00 [-0.06, +0.02], wider than ±0.05)"),
+        (0.9, NONE, (-0.2, -0.4, 0.01), "missing content: too few notes to tell (-0.20 [-0.40, +0.01], wider than"),
+        (0.9, NONE, (0.1, 0.02, 0.2), "does not notice missing content: +0.10 [+0.02, +0.20]"),
         (0.9, NONE, (-0.2, -0.3, -0.01), "notices missing content: -0.20 [-0.30, -0.01]"),
-        (0.9, NONE, (-0.2, -0.4, 0.01), "does not notice missing content"),
         (0.9, NONE, (math.nan, math.nan, math.nan), "completeness not measured"),
         (0.9, (0.2, math.nan, math.nan), NONE, "padding: too few notes to tell (+0.20)"),
         (0.9, NONE, (0.0, math.nan, math.nan), "missing content: too few notes to tell (+0.00)"),
@@ -224,6 +229,34 @@ def test_verdict_thresholds(
     auroc_value: float, bias: tuple[float, float, float], drop: tuple[float, float, float], says: str
 ) -> None:
     assert says in verdict(_verdict_row(auroc_value, bias, drop))
+
+
+def test_the_margin_rule_on_a_two_note_suite_with_intervals_computed_by_hand(tmp_path: Path) -> None:
+    """Two notes, so a bootstrap resample is {a, a}, {a, b} or {b, b} with probability 1/4, 1/2, 1/4 and the 95%
+    percentile interval of the mean delta is exactly [min, max] of the two deltas.
+
+      reference  .6/.6 (both notes, both judges)    shuffled  .2/.2
+      padded     judge-one .4 and 1.0, judge-two .6 and .6   -> deltas [-.2, +.4]: mean +.1, interval [-.2, +.4]
+      truncated  judge-one .6 and .6,  judge-two .6 and .4   -> deltas [0, 0]: [0, 0];  [0, -.2]: [-.2, 0]
+
+    judge-one's padding interval holds 0 but is far wider than ±0.05: too few notes to tell, not "not swayed".
+    judge-two's padding [0, 0] is within the margin: not swayed. judge-two's missing content [-.2, 0] holds 0 and
+    is wider than the margin: too few notes to tell, neither "notices" nor "does not notice"."""
+    same = {J1: 0.6, J2: 0.6}
+    runs = [
+        control_run("reference", {"n1.txt": same, "n2.txt": same}),
+        control_run("shuffled", {"n1.txt": {J1: 0.2, J2: 0.2}, "n2.txt": {J1: 0.2, J2: 0.2}}),
+        control_run("padded", {"n1.txt": {J1: 0.4, J2: 0.6}, "n2.txt": {J1: 1.0, J2: 0.6}}),
+        control_run("truncated", {"n1.txt": {J1: 0.6, J2: 0.6}, "n2.txt": {J1: 0.6, J2: 0.4}}),
+    ]
+    build_suite(tmp_path, runs)
+    assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "400"]) == 0
+    audit = read(tmp_path / "r", "judge_audit")
+    one, two = row(audit, judge=J1)["verdict"], row(audit, judge=J2)["verdict"]
+    assert "padding: too few notes to tell (+0.10 [-0.20, +0.40], wider than ±0.05)" in one
+    assert "does not notice missing content: +0.00 [+0.00, +0.00]" in one
+    assert "not swayed by padding: +0.00 [+0.00, +0.00]" in two
+    assert "missing content: too few notes to tell (-0.10 [-0.20, +0.00], wider than ±0.05)" in two
 
 
 def test_equal_rewards_reached_by_different_judges_tie(tmp_path: Path) -> None:

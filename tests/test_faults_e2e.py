@@ -133,3 +133,29 @@ def test_two_endpoints_each_with_its_own_key_from_credentials_and_env(mirror: No
     assert all(s["annotations"][P]["failed_judges"] == [] for s in request_states(run))
     for secret in (one_key, two_key):
         assert secret not in output and files_containing(tmp_path / "benchmark_output", secret) == []
+
+
+def test_judges_that_do_not_read_the_answer_leave_every_note_unjudged_and_a_reading_judge_still_scores(
+    mirror: NoteMirror, tmp_path: Path
+) -> None:
+    """`mangled` writes SmolLM2-135M's reply to every note (the format line, placeholders mangled: no dimension is
+    the judge's own words); `parrot` writes one fluent verdict to every note (the same verdict for different
+    answers). Together they leave all five notes unjudged, and with max_unjudged=0 the run fails with one line
+    naming each judge and why. A judge that reads the answer, fixed scores and all, scores as usual."""
+    panel = {"mangled": Behaviour("mangled"), "parrot": Behaviour("parrot"), "reader": Behaviour("steady", FIXED)}
+    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+    with JudgeServer(panel) as judge:
+        entry = f"{P}:model=simple/model1,judges=mangled+parrot,judge_base_url={judge.base_url}"
+        output = helm_run_failing("--run-entries", entry, "--suite", "blind", "-m", "5", cwd=tmp_path, env=env)
+        line = line_with(output, "notes have no reward")
+        assert "5 of 5 notes have no reward" in line and "max_unjudged=0" in line
+        assert "mangled: no valid dimension (explanation is not the judge's own words) ×5" in line
+        assert "parrot: same verdict for different answers ×5" in line
+
+        entry = f"{P}:model=simple/model1,judges=reader,judge_base_url={judge.base_url}"
+        helm_tool("helm-run", "--run-entries", entry, "--suite", "reads", "-m", "5", cwd=tmp_path, env=env)
+    run = run_dir(tmp_path / "benchmark_output", "reads")
+    answers = {s["result"]["completions"][0]["text"].strip() for s in request_states(run)}
+    assert len(answers) >= 3, f"the rule needs three different answers to bite: {answers}"
+    assert stat(run, f"{P}_reward")["mean"] == pytest.approx(0.8)
+    assert (stat(run, f"{P}_same_verdict")["mean"], stat(run, f"{P}_unjudged")["mean"]) == (0, 0)

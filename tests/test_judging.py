@@ -23,9 +23,9 @@ from tests.states import request_state
 
 def verdict(acc: object = 4, comp: object = 3, clar: object = 5, **extra: object) -> str:
     body = {
-        "accuracy": {"score": acc, "explanation": "a"},
-        "completeness": {"score": comp, "explanation": "b"},
-        "clarity": {"score": clar, "explanation": "c"},
+        "accuracy": {"score": acc, "explanation": "a is ok"},
+        "completeness": {"score": comp, "explanation": "b is ok"},
+        "clarity": {"score": clar, "explanation": "c is ok"},
     }
     return json.dumps({**body, **extra})
 
@@ -43,9 +43,9 @@ def test_plain_json_object_is_read_with_explanations() -> None:
     parsed = parse_verdict(verdict())
     assert parsed is not None and parsed.invalid == {}
     assert {d: (v.score, v.explanation) for d, v in parsed.dimensions.items()} == {
-        "accuracy": (4, "a"),
-        "completeness": (3, "b"),
-        "clarity": (5, "c"),
+        "accuracy": (4, "a is ok"),
+        "completeness": (3, "b is ok"),
+        "clarity": (5, "c is ok"),
     }
 
 
@@ -58,10 +58,13 @@ def test_json_in_a_code_fence_after_prose_is_read() -> None:
 @pytest.mark.parametrize(
     "reply",
     [
-        '{"accuracy": {"score": 2, "explanation": "x",}, "completeness": {"score": 2}, "clarity": {"score": 3},}',
-        "{'accuracy': {'score': 2}, 'completeness': {'score': 2}, 'clarity': {'score': 3}}",
-        '{"accuracy": {"score": 2, "explanation": "he said "stop" twice"}, "completeness": {"score": 2}, '
-        '"clarity": {"score": 3}',
+        '{"accuracy": {"score": 2, "explanation": "x is ok",}, "completeness": {"score": 2, "explanation": "w is ok"}, '
+        '"clarity": {"score": 3, "explanation": "w is ok"},}',
+        "{'accuracy': {'score': 2, 'explanation': 'w is ok'}, 'completeness': {'score': 2, 'explanation': 'w is ok'}, "
+        "'clarity': {'score': 3, 'explanation': 'w is ok'}}",
+        '{"accuracy": {"score": 2, "explanation": "he said "stop" twice"}, '
+        '"completeness": {"score": 2, "explanation": "w is ok"}, '
+        '"clarity": {"score": 3, "explanation": "w is ok"}',
     ],
     ids=["trailing-commas", "single-quotes", "unescaped-quotes-and-missing-brace"],
 )
@@ -90,7 +93,7 @@ def test_planted_json_inside_an_explanation_is_never_a_candidate(escaped: bool) 
     inner = planted.replace('"', '\\"') if escaped else planted
     reply = (
         f'{{"accuracy": {{"score": 1, "explanation": "the answer says {inner}"}}, '
-        '"completeness": {"score": 2, "explanation": "x"}, "clarity": {"score": 1, "explanation": "y"}}'
+        '"completeness": {"score": 2, "explanation": "x is ok"}, "clarity": {"score": 1, "explanation": "y is ok"}}'
     )
     assert scores(reply) == {"accuracy": 1, "completeness": 2, "clarity": 1}
 
@@ -123,23 +126,31 @@ def test_think_blocks_in_the_reply_are_drafts() -> None:
 
 def test_extra_keys_are_ignored() -> None:
     """Extra top-level and per-dimension keys never crash nor change the scores."""
-    reply = json.loads(verdict(4, 4, 4, overall={"score": 1}, notes="x"))
+    reply = json.loads(verdict(4, 4, 4, overall={"score": 1, "explanation": "w is ok"}, notes="x"))
     reply["accuracy"]["confidence"] = 0.9
     assert scores(json.dumps(reply)) == {"accuracy": 4, "completeness": 4, "clarity": 4}
 
 
-def test_flat_form_is_accepted() -> None:
-    """``{"accuracy": 4, ...}`` (small judges flatten) is read with the same score rule, no explanation."""
+def test_flat_form_is_read_but_has_no_explanation_so_no_dimension_counts() -> None:
+    """``{"accuracy": 4, ...}`` (small judges flatten) is read with the same score rule; without an explanation
+    no dimension is the judge's evidence, so none counts (the explanation rule)."""
     parsed = parse_verdict('{"accuracy": 4, "completeness": "3", "clarity": 4.5}')
     assert parsed is not None
-    assert [parsed.dimensions[d].score for d in DIMENSIONS] == [4, 3, None]
+    assert [parsed.dimensions[d].score for d in DIMENSIONS] == [None, None, None]
     assert parsed.dimensions["accuracy"].explanation == ""
-    assert parsed.invalid == {"clarity": "4.5 is not an integer 1-5"}
+    assert parsed.invalid == {
+        "accuracy": "explanation is not the judge's own words: none, fewer than 3 words",
+        "completeness": "explanation is not the judge's own words: none, fewer than 3 words",
+        "clarity": "4.5 is not an integer 1-5",
+    }
 
 
 def test_keys_are_case_insensitive_and_wrappers_are_looked_into() -> None:
-    """``{"Evaluation": {"Accuracy": {"Score": 3}}}`` still reads as accuracy 3."""
-    parsed = parse_verdict('{"Evaluation": {"Accuracy": {"Score": 3}, "CLARITY": {"score": 2}}}')
+    """``{"Evaluation": {"Accuracy": {"Score": 3, "explanation": "w is ok"}}}`` still reads as accuracy 3."""
+    parsed = parse_verdict(
+        '{"Evaluation": {"Accuracy": {"Score": 3, "explanation": "w is ok"}, '
+        '"CLARITY": {"score": 2, "explanation": "w is ok"}}}'
+    )
     assert parsed is not None
     assert [parsed.dimensions[d].score for d in DIMENSIONS] == [3, None, 2]
     assert parsed.invalid == {"completeness": "missing"}
@@ -178,10 +189,12 @@ def test_anything_but_an_integer_1_to_5_is_invalid_with_a_reason(raw: object, re
 
 def test_missing_dimension_and_missing_score_are_invalid() -> None:
     """A dimension absent, or present without a score, has no score and says why."""
-    parsed = parse_verdict('{"accuracy": {"explanation": "forgot"}, "clarity": {"score": 2}}')
+    parsed = parse_verdict(
+        '{"accuracy": {"explanation": "forgot the score"}, "clarity": {"score": 2, "explanation": "w is ok"}}'
+    )
     assert parsed is not None
     assert parsed.invalid == {"accuracy": "no score", "completeness": "missing"}
-    assert parsed.dimensions["accuracy"].explanation == "forgot"
+    assert parsed.dimensions["accuracy"].explanation == "forgot the score"
 
 
 def test_all_dimensions_invalid_has_no_valid_dimension() -> None:
@@ -285,7 +298,9 @@ def judged(reply: str) -> tuple[dict[str, int | None], dict[str, str]]:
     return {dim: parsed.dimensions[dim].score for dim in DIMENSIONS}, parsed.invalid
 
 
-COMPLETE_TWO = '{"accuracy": {"score": 4, "explanation": "a"}, "completeness": {"score": 3, "explanation": "b"}, '
+COMPLETE_TWO = (
+    '{"accuracy": {"score": 4, "explanation": "a is ok"}, "completeness": {"score": 3, "explanation": "b is ok"}, '
+)
 
 
 @pytest.mark.parametrize(
@@ -293,7 +308,7 @@ COMPLETE_TWO = '{"accuracy": {"score": 4, "explanation": "a"}, "completeness": {
     [
         '"clarity": {"score": 4',
         '"clarity": {"score": 4\n',
-        '"clarity": {"explanation": "c", "score": 4',
+        '"clarity": {"explanation": "c is ok", "score": 4',
         '"clarity": 4',
     ],
     ids=["nested", "nested-newline", "explanation-first", "flat"],
@@ -313,72 +328,113 @@ def test_a_score_cut_off_before_its_delimiter_is_not_written_out(tail: str) -> N
 )
 def test_a_score_written_out_in_a_repaired_object_counts(literal: str) -> None:
     """In an object only repair could read, a score the reply states in full (then a delimiter) counts."""
-    reply = COMPLETE_TWO + '"clarity": {' + literal + ' "explanation": "c"'  # no closing braces: repaired
+    reply = COMPLETE_TWO + '"clarity": {"explanation": "c is ok", ' + literal  # not closed: repaired
     assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 4}, {})
 
 
 def test_a_repaired_dimension_cannot_borrow_another_dimensions_score() -> None:
     """The literal must be in the dimension's own part of the reply: "score": 4 given to accuracy is not clarity's."""
     reply = (
-        '{"accuracy": {"score": 4, "explanation": "a"}, "completeness": {"score": 4, "explanation": "b"}, '
+        '{"accuracy": {"score": 4, "explanation": "a is ok"}, "completeness": {"score": 4, "explanation": "b is ok"}, '
         '"clarity": {"score": 4'
     )
     assert judged(reply)[0] == {"accuracy": 4, "completeness": 4, "clarity": None}
 
 
 @pytest.mark.parametrize(
-    "reply",
-    [
-        '{"accuracy": 4.0, "completeness": 3, "clarity": 2}',
-        '{"accuracy": 4e0, "completeness": 3, "clarity": 2}',
-        '{"accuracy": {"\\u0073core": 4, "explanation": "a"}, "completeness": 3, "clarity": 2}',
-        '{"accuracy": {"score": "4", "explanation": "a"}, "completeness": 3, "clarity": 2}',
-    ],
+    "accuracy",
+    ['{"score": 4.0', '{"score": 4e0', '{"\\u0073core": 4', '{"score": "4"'],
     ids=["float", "exponent", "escaped-key", "numeric-string"],
 )
-def test_a_strictly_valid_reply_needs_no_literal_check(reply: str) -> None:
+def test_a_strictly_valid_reply_needs_no_literal_check(accuracy: str) -> None:
     """Strict JSON is exactly what the judge wrote: its scores count however they are spelled."""
+    own = '"explanation": "the judge\'s own words"}'
+    reply = f'{{"accuracy": {accuracy}, {own}, "completeness": {{"score": 3, {own}, "clarity": {{"score": 2, {own}}}'
     assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})
 
 
-@pytest.mark.parametrize(
-    "placeholder",
-    [
-        "<one or two sentences>",
-        "<...>",
-        "...",
-        "Explain why this score was given.",
-        "explain why this score was given",
-        "  <one or two sentences>  ",
-    ],
-    ids=["ours", "ours-short", "ellipsis", "helms", "helms-lower-no-dot", "padded"],
+# ---------------------------------------------------------------- the explanation rule
+
+OWN = "explanation is not the judge's own words"
+# The reply a SmolLM2-135M judge gave to every note (issue 17): the format line echoed, its placeholders mangled.
+SMOLLM_REPLY = (
+    '{"accuracy":{"score":1,"explanation":"<one or two sentences>"},"completeness":{"score":2,"explanation":"<...}"},'
+    '"clarity":{"score":3,"explanation":"<..."}}'
 )
-def test_an_echoed_placeholder_explanation_invalidates_its_dimension(placeholder: str) -> None:
-    """A judge echoing the prompt's format line gives the template's score, not its own: that dimension is
-    invalid, the others still count."""
+
+
+@pytest.mark.parametrize(
+    ("explanation", "reason"),
+    [
+        ("<one or two sentences>", f"{OWN}: the prompt's placeholder '<one or two sentences>'"),
+        ("  <one or two sentences>  ", f"{OWN}: the prompt's placeholder '<one or two sentences>'"),
+        ("<...>", f"{OWN}: the prompt's placeholder '<...>'"),
+        ("...", f"{OWN}: the prompt's placeholder '...'"),
+        ("Explain why this score was given.", f"{OWN}: the prompt's placeholder 'Explain why this score was given.'"),
+        ("explain why this score was given", f"{OWN}: the prompt's placeholder 'explain why this score was given'"),
+        ("one or two sentences", f"{OWN}: the prompt's placeholder 'one or two sentences'"),
+        ('"<one or two sentences>"', f"{OWN}: the prompt's placeholder '\"<one or two sentences>\"'"),
+        ("<...}", f"{OWN}: a fragment of the prompt's format line '<...}}'"),
+        ("<...", f"{OWN}: a fragment of the prompt's format line '<...'"),
+        ("<one or two sentences", f"{OWN}: a fragment of the prompt's format line '<one or two sentences'"),
+        ("one or two sentences>", f"{OWN}: a fragment of the prompt's format line 'one or two sentences>'"),
+        ("<integer 1-5>", f"{OWN}: the prompt's placeholder '<integer 1-5>'"),
+        ('Fine plan", "score": 3', f"{OWN}: a fragment of the prompt's format line 'Fine plan\", \"score\": 3'"),
+        ("", f"{OWN}: none, fewer than 3 words"),
+        ("ok", f"{OWN}: 1 word 'ok', fewer than 3 words"),
+        ("Good plan.", f"{OWN}: 2 words 'Good plan.', fewer than 3 words"),
+        ("4/5 !!", f"{OWN}: 0 words '4/5 !!', fewer than 3 words"),
+    ],
+    ids=[
+        "placeholder", "placeholder-padded", "ours-short", "ellipsis", "helms", "helms-lower-no-dot",
+        "placeholder-unbracketed", "placeholder-quoted", "mangled-brace", "mangled-open", "unclosed", "unopened",
+        "score-placeholder", "format-syntax", "empty", "one-word", "two-words", "no-letters",
+    ],
+)  # fmt: skip
+def test_an_explanation_that_is_not_the_judges_own_words_invalidates_its_dimension(
+    explanation: str, reason: str
+) -> None:
+    """A placeholder, a piece of the format line or fewer than three words is no evidence: the score beside it
+    is the template's, not a reading of the answer. That dimension is invalid; the others still count."""
     reply = json.loads(verdict(4, 3, 5))
-    reply["accuracy"]["explanation"] = placeholder
+    reply["accuracy"]["explanation"] = explanation
     found, invalid = judged(json.dumps(reply))
     assert found == {"accuracy": None, "completeness": 3, "clarity": 5}
-    assert invalid == {"accuracy": f"explanation is the prompt's placeholder {placeholder.strip()!r}"}
+    assert invalid == {"accuracy": reason}
 
 
 @pytest.mark.parametrize(
     "explanation",
-    ["Explain why this score was given, then more.", "<b>bold</b> plan", "Fine... mostly", "It is <one> of two"],
+    [
+        "Correct steps, though antibiotics are not named.",
+        "Explain why this score was given, then more.",
+        "<b>bold</b> plan",
+        "Fine... mostly, with gaps",
+        "It is <one> of two",
+        "Blood loss <50 mL is noted",
+        "Scored 4 of 5: clear",
+    ],
 )
-def test_an_explanation_merely_resembling_a_placeholder_counts(explanation: str) -> None:
-    """Only an explanation that IS a placeholder is the template's; real text around such bits is the judge's."""
+def test_an_explanation_in_the_judges_own_words_counts(explanation: str) -> None:
+    """Three or more words of the judge's own; bits resembling a placeholder inside real text do not matter."""
     reply = json.loads(verdict(4, 3, 5))
     reply["accuracy"]["explanation"] = explanation
     assert judged(json.dumps(reply)) == ({"accuracy": 4, "completeness": 3, "clarity": 5}, {})
+
+
+def test_the_small_judges_mangled_echo_has_no_valid_dimension() -> None:
+    """Issue 17's reply: the placeholder rule used to refuse accuracy only, so completeness 2 and clarity 3
+    counted and dropping the 1 raised the reward. Every dimension is an echo, so none counts."""
+    parsed = parse_verdict(SMOLLM_REPLY)
+    assert parsed is not None and not parsed.has_valid_dimension
+    assert all(reason.startswith(OWN) for reason in parsed.invalid.values())
 
 
 def test_a_dimension_named_in_an_explanation_does_not_hide_a_written_out_score() -> None:
     """A reply missing only its last brace, explanation first: accuracy's "score": 4, is written out in full."""
     reply = (
         '{"accuracy": {"explanation": "Correct, though clarity: could improve", "score": 4}, '
-        '"completeness": {"explanation": "ok", "score": 3}, "clarity": {"explanation": "fine", "score": 2}'
+        '"completeness": {"explanation": "ok by me", "score": 3}, "clarity": {"explanation": "fine by me", "score": 2}'
     )
     assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})
 
@@ -386,7 +442,7 @@ def test_a_dimension_named_in_an_explanation_does_not_hide_a_written_out_score()
 def test_a_dimension_named_in_an_explanation_does_not_write_out_a_cut_off_score() -> None:
     """Another dimension's explanation saying "clarity: 4," does not write out clarity's cut-off score."""
     reply = (
-        '{"accuracy": {"score": 4, "explanation": "a"}, '
+        '{"accuracy": {"score": 4, "explanation": "a is ok"}, '
         '"completeness": {"score": 3, "explanation": "as for clarity: 4, it reads well"}, "clarity": {"score": 4'
     )
     assert judged(reply)[0] == {"accuracy": 4, "completeness": 3, "clarity": None}
@@ -404,17 +460,17 @@ def test_the_repair_turn_asks_for_only_the_json_object() -> None:
     ("reply", "expected"),
     [
         (
-            '{accuracy: {score: 4, explanation: "a"}, completeness: {score: 3, explanation: "b"}, '
-            'clarity: {score: 2, explanation: "c"}}',
+            '{accuracy: {score: 4, explanation: "a is ok"}, completeness: {score: 3, explanation: "b is ok"}, '
+            'clarity: {score: 2, explanation: "c is ok"}}',
             {"accuracy": 4, "completeness": 3, "clarity": 2},
         ),
-        ("{accuracy: 4, completeness: 3, clarity: 2}", {"accuracy": 4, "completeness": 3, "clarity": 2}),
         (
-            '{accuracy: {score: 4, explanation: "a"}, completeness: {score: 3, explanation: "b"}, clarity: {score: 2',
+            '{accuracy: {score: 4, explanation: "a is ok"}, completeness: {score: 3, explanation: "b is ok"}, '
+            "clarity: {score: 2",
             {"accuracy": 4, "completeness": 3, "clarity": None},
         ),
     ],
-    ids=["nested", "flat", "cut-off"],
+    ids=["nested", "cut-off"],
 )
 def test_scores_written_out_under_unquoted_keys_count(reply: str, expected: dict[str, int | None]) -> None:
     """Unquoted keys are a breakage repair reads; the scores after them are written out in full and count."""
@@ -425,7 +481,7 @@ def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_writte
     """Explanation first, missing its last brace: "Fine, 'clarity': ..." in accuracy's explanation is prose."""
     reply = (
         '{"accuracy": {"explanation": "Fine, \'clarity\': could improve", "score": 4}, '
-        '"completeness": {"explanation": "ok", "score": 3}, "clarity": {"explanation": "fine", "score": 2}'
+        '"completeness": {"explanation": "ok by me", "score": 3}, "clarity": {"explanation": "fine by me", "score": 2}'
     )
     assert judged(reply) == ({"accuracy": 4, "completeness": 3, "clarity": 2}, {})
 

@@ -189,15 +189,24 @@ def test_any_record_gives_a_reward_in_range_or_none_and_consistent_counts(record
     assert 0 <= note.failures <= 3
 
 
-def scenario_state(records: list[Any]) -> ScenarioState:
-    return ScenarioState(ADAPTER, [request_state(r, instance_id=f"n{i}") for i, r in enumerate(records)])
+def scenario_state(records: list[Any], answers: list[str] | None = None) -> ScenarioState:
+    """One request state per record; every answer is "plan" unless ``answers`` says otherwise."""
+    texts = answers or ["plan"] * len(records)
+    states = [
+        make_state(answer=text, instance_id=f"n{i}", annotations={P: r})
+        for i, (r, text) in enumerate(zip(records, texts, strict=True))
+    ]
+    return ScenarioState(ADAPTER, states)
 
 
-def run_evaluate(judge_names: list[str], records: list[Any], **args: Any) -> tuple[dict[str, Stat], list[str]]:
+def run_evaluate(
+    judge_names: list[str], records: list[Any], answers: list[str] | None = None, **args: Any
+) -> tuple[dict[str, Stat], list[str]]:
     spec = MetricSpec(
         class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args={"judge_names": judge_names, **args}
     )
-    result = create_metric(spec).evaluate(scenario_state(records), None, "", parallelism=1)  # type: ignore[arg-type]
+    state = scenario_state(records, answers)
+    result = create_metric(spec).evaluate(state, None, "", parallelism=1)  # type: ignore[arg-type]
     per_instance = [s.name.name for p in result.per_instance_stats for s in p.stats]
     return {s.name.name: s for s in result.aggregated_stats}, per_instance
 
@@ -313,3 +322,58 @@ def test_medhelms_jury_score_stat_is_the_pooled_mean_and_absent_for_an_unjudged_
         assert f"{P}_accuracy" not in s
     else:
         assert s[f"{P}_accuracy"] == pytest.approx(expected)
+
+
+# ---------------------------------------------------------------- a judge that does not read the answer
+
+
+def own(score: int, words: str) -> dict[str, Any]:
+    """A judge entry whose three explanations are ``words``."""
+    entry = judge(score, score, score)
+    for dim in ("accuracy", "completeness", "clarity"):
+        entry[dim]["explanation"] = words
+    return entry
+
+
+PARROT = own(4, "The plan is reasonable and clearly written.")
+ANSWERS = ["re", "albeit", "Answer:", "re"]
+
+
+def test_a_judge_giving_one_verdict_to_different_answers_scores_nothing_and_has_its_own_stat() -> None:
+    """B writes the same verdict whatever the answer: on each note it counts for nothing (A's reward alone), it
+    is a judge failure, and mtsamples_procedures_same_verdict says why: half of the judge calls."""
+    records = [{"A": own(2, f"Answer {text!r} is judged."), "B": PARROT, "failed_judges": []} for text in ANSWERS]
+    aggregated, _ = run_evaluate(["A", "B"], records, ANSWERS)
+    assert aggregated[f"{P}_reward"].mean == pytest.approx(0.4)
+    assert f"{P}_reward_b" not in aggregated
+    assert aggregated[f"{P}_same_verdict"].mean == pytest.approx(0.5)
+    assert aggregated[f"{P}_judge_failure_rate"].mean == pytest.approx(0.5)
+    assert aggregated[f"{P}_unjudged"].mean == 0
+
+
+def test_the_same_verdict_for_identical_answers_is_a_reading() -> None:
+    """Every answer is "plan": one verdict for one answer is consistent, not a copy."""
+    aggregated, _ = run_evaluate(["B"], [{"B": PARROT, "failed_judges": []}] * 3)
+    assert aggregated[f"{P}_reward"].mean == pytest.approx(0.8)
+    assert aggregated[f"{P}_same_verdict"].mean == 0
+
+
+def test_a_lone_copying_judge_leaves_every_note_unjudged_and_fails_the_run_naming_it_and_why() -> None:
+    with pytest.raises(UnjudgedNotesError) as raised:
+        run_evaluate(["B"], [{"B": PARROT, "failed_judges": []}] * 4, ANSWERS)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("4 of 4 notes have no reward")
+    assert "B: same verdict for different answers ×4" in message
+
+
+def test_an_echoing_judge_is_named_with_why_its_dimensions_were_invalid() -> None:
+    """The annotator records "no valid dimension"; the run's one line says the explanations were not the judge's."""
+    echo = {
+        **FAILED,
+        "failure": "no valid dimension",
+        "invalid": {"accuracy": "explanation is not the judge's own words: the prompt's placeholder '<...>'"},
+    }
+    with pytest.raises(UnjudgedNotesError) as raised:
+        run_evaluate(["tiny"], [{"tiny": echo, "failed_judges": ["tiny"]}])
+    assert "tiny: no valid dimension (explanation is not the judge's own words) ×1" in str(raised.value)

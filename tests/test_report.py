@@ -331,3 +331,42 @@ def test_valid_scores_only_integers_one_to_five() -> None:
     assert accuracy.tolist()[:4] == [4.0, 4.0, 3.0, 5.0]
     assert accuracy[4:].isna().all()
     assert [r["status"] for r in rows] == ["ok"] * 4 + ["failed"] * 6
+
+
+def test_a_judge_giving_one_verdict_to_different_answers_counts_for_nothing_as_in_the_metric(tmp_path: Path) -> None:
+    """judge-two gives 555 with the same words to three different answers: the report, like the metric, reads the
+    run as a whole, so judge-two fails on each note ("same verdict for different answers") and the rewards are
+    judge-one's alone: 222=.4, 333=.6, 444=.8 -> .6. The metric on the same records and answers agrees."""
+    from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+
+    from helm_mtsamples_ext.metric import MTSamplesProceduresMetric
+    from tests.states import request_state
+
+    notes = ["n1.txt", "n2.txt", "n3.txt"]
+    verdicts = {n: {"judge-one": ok(s, s, s), "judge-two": ok(5, 5, 5)} for n, s in zip(notes, (2, 3, 4), strict=True)}
+    answers = {n: f"Answer number {k}." for k, n in enumerate(notes)}
+    build_suite(tmp_path, [Run("acme/m", JUDGES, verdicts, outputs=answers)])
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), *BOOT]) == 0
+    board = row(read(tmp_path / "r", "leaderboard"), model="acme/m")
+    assert (board["reward"], board["judge_failures"], board["n_unjudged"]) == (pytest.approx(0.6), 3, 0)
+    failures = read(tmp_path / "r", "instances").query("judge == 'judge-two'")["failure"]
+    assert failures.str.startswith("same verdict for different answers: ").all()
+
+    states = []
+    for k, n in enumerate(notes):
+        record = {**verdicts[n], "failed_judges": []}
+        states.append(
+            request_state(answer=answers[n], instance_id=f"n{k}", annotations={"mtsamples_procedures": record})
+        )
+    result = MTSamplesProceduresMetric(JUDGES).evaluate(
+        ScenarioState(AdapterSpec(method="generation"), states),
+        None,
+        "",
+        parallelism=1,  # type: ignore[arg-type]
+    )
+    stats = {s.name.name: s.mean for s in result.aggregated_stats}
+    assert stats["mtsamples_procedures_reward"] == pytest.approx(board["reward"])
+    assert stats["mtsamples_procedures_unjudged"] == board["n_unjudged"] == 0
+    assert stats["mtsamples_procedures_same_verdict"] == pytest.approx(0.5)

@@ -18,12 +18,13 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from helm_mtsamples_ext.report import load_suite, main
-from helm_mtsamples_ext.review import render_review, review_notes, reward_spread
+from helm_mtsamples_ext.review import fold, render_review, review_notes, reward_spread
 from tests.report_fixtures import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 from tests.test_pipeline_e2e import CHROMIUM, CHROMIUM_ARGS, _require_chromium
 
@@ -161,3 +162,121 @@ def test_failed_judges_do_not_make_a_spread() -> None:
     """A spread needs two judges that counted: a failed judge is missing, not a 0 that would look contested."""
     assert reward_spread(pd.Series([0.6, float("nan")])) is None
     assert reward_spread(pd.Series([0.6, 0.2, 1.0])) == pytest.approx(0.8)
+
+
+# ---------------------------------------------------------------- one judge, three judges, long texts, controls
+
+LONG = "\n".join(f"Step {k}: keep the dressing dry and check the wound." for k in range(1, 13))
+SCORES = {n.filename: 1 + k % 5 for k, n in enumerate(NOTES)}
+
+
+def panel_suite(output: Path, judges: list[str]) -> Path:
+    """Every note answered by a control and by acme/long (a 12-line plan), under ``judges``; scores vary by note
+    and judge so that no judge gives one verdict to different answers."""
+
+    def verdicts(offset: int) -> dict[str, dict[str, Any]]:
+        return {n: {j: ok(*[1 + (s + k + offset) % 5] * 3) for k, j in enumerate(judges)} for n, s in SCORES.items()}
+
+    runs = [
+        Run("mtsamples-control/shuffled", judges, verdicts(0)),
+        Run("acme/long", judges, verdicts(2), outputs={n: f"{LONG}\n({n})" for n in SCORES}),
+    ]
+    build_suite(output, runs, NOTES)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--suite", "v1", "-o", str(output), "--out", str(output / "report"), "--bootstrap", "50"]) == 0
+    return output / "report" / "report.html"
+
+
+@pytest.fixture(scope="module")
+def one_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return panel_suite(tmp_path_factory.mktemp("one"), ["judge-one"])
+
+
+@pytest.fixture(scope="module")
+def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return panel_suite(tmp_path_factory.mktemp("three"), ["judge-one", "judge-two", "judge-three"])
+
+
+def test_with_one_judge_there_is_no_disagreement_badge_and_notes_are_in_name_order(one_judge_page: Path) -> None:
+    html = one_judge_page.read_text(encoding="utf-8")
+    assert 'class="spread"' not in html and "judge spread" not in html and 'value="spread"' not in html
+    assert re.findall(r'<article class="note" data-note="([^"]+)"', html) == sorted(n.filename for n in NOTES)
+
+
+def test_with_three_judges_notes_are_sorted_by_disagreement(three_judge_page: Path) -> None:
+    html = three_judge_page.read_text(encoding="utf-8")
+    assert html.count('class="spread"') == len(NOTES) and 'value="spread"' in html
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "rest"),
+    [
+        ("one line", "one line", ""),
+        ("a\nb\nc\nd\ne", "a\nb\nc\nd\n", "e"),
+        ("a\nb\nc\nd", "a\nb\nc\nd", ""),
+        ("word " * 200, "word " * 96, "word " * 104),
+    ],
+    ids=["short", "five-lines", "four-lines", "one-long-line"],
+)
+def test_long_texts_fold_after_four_lines_or_about_480_characters(text: str, head: str, rest: str) -> None:
+    folded = fold(text)
+    assert (folded.head, folded.rest) == (head, rest) and folded.head + folded.rest == text
+
+
+def test_controls_are_labelled_as_controls(one_judge_page: Path) -> None:
+    html = one_judge_page.read_text(encoding="utf-8")
+    assert html.count("control: another patient&#39;s plan (floor)") == len(NOTES)
+    assert html.count('<span class="control">') == len(NOTES), "acme/long is a model, not a control"
+
+
+def _page_height(page: object) -> int:
+    return int(page.evaluate("document.documentElement.scrollHeight"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.e2e
+def test_one_and_three_judge_pages_in_headless_chromium(
+    one_judge_page: Path, three_judge_page: Path, tmp_path: Path
+) -> None:
+    """One judge: no badge, name order, no sort by disagreement; long plans show 4 lines until unfolded;
+    controls labelled. Three judges: a disagreement badge per note, sorted largest first."""
+    _require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(one_judge_page.as_uri())
+            expect(page.locator(".spread")).to_have_count(0)
+            assert page.locator("#sort option").all_inner_texts() == ["note name"]
+            assert _shown(page) == sorted(n.filename for n in NOTES)
+            answer = page.locator("section.answer[data-model='acme/long']").first
+            expect(answer.locator(".control")).to_have_count(0)
+            expect(page.locator("section.answer[data-model='mtsamples-control/shuffled'] .control").first).to_have_text(
+                "control: another patient's plan (floor)"
+            )
+            folded = answer.locator("details.fold")
+            expect(folded.locator("summary pre")).to_contain_text("Step 4:")
+            expect(folded.locator("summary pre")).not_to_contain_text("Step 5:")
+            expect(folded.locator(":scope > pre")).to_be_hidden()
+            expect(folded.locator(".more")).to_have_text("… show all 13 lines")
+            folded_height = _page_height(page)
+            page.screenshot(path=str(tmp_path / "review_one_judge.png"))
+            folded.locator("summary").click()
+            expect(folded.locator(":scope > pre")).to_be_visible()
+            expect(folded.locator(":scope > pre")).to_contain_text("Step 12:")
+            expect(folded.locator(".more")).to_be_hidden()
+            assert _page_height(page) > folded_height, "unfolding shows the rest"
+
+            page.goto(three_judge_page.as_uri())
+            expect(page.locator(".spread")).to_have_count(len(NOTES))
+            assert page.locator("#sort").input_value() == "spread"
+            spreads = page.locator("article.note").evaluate_all("els => els.map(e => Number(e.dataset.visibleSpread))")
+            assert spreads == sorted(spreads, reverse=True) and spreads[0] > 0
+            page.screenshot(path=str(tmp_path / "review.png"))
+        finally:
+            browser.close()
+    keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
+    if keep:  # the README's review screenshots
+        for name in ("review.png", "review_one_judge.png"):
+            shutil.copy(tmp_path / name, Path(keep) / name)

@@ -1,0 +1,78 @@
+"""A judge that does not read the answer is not judging: one verdict given to many different answers.
+
+A small local judge (SmolLM2-135M under llama.cpp, issue 17) wrote byte for byte the same reply for every note,
+whatever the model answered; its scores then rank models by nothing, and a model answering "re" came out above the
+clinician's own plan. No single reply shows this: each one parses. Only the run does, so this is a run-level
+rule, applied where a whole run is read (the metric's ``evaluate``, the report's ``read_run``) to the records the
+annotator wrote, which keep the raw verdict on disk:
+
+- a judge's verdict (its three scores and explanations, compared exactly) that it gave to ``MIN_ANSWERS`` or more
+  different answers in the run is invalid on every one of those notes: "same verdict for different answers";
+- such a judge counts for nothing on those notes, as a failed judge does (never as a low score), so a note no other
+  judge scored is unjudged, and ``max_unjudged`` fails the run as for any other judge failure.
+
+Identical answers (two notes answered "re") may of course get identical verdicts: only different answers count.
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
+
+from helm_mtsamples_ext.record import DIMENSIONS, FAILED, NoteRecord
+
+MIN_ANSWERS = 3
+"""Different answers one verdict must be given to before it is taken as a judge not reading the answer. Two
+short, equally empty answers may deserve one verdict; three is already a pattern."""
+SAME_VERDICT = "same verdict for different answers"
+"""The failure recorded for such a verdict (its kind: the text before the ':')."""
+
+
+def _verdict_key(record: NoteRecord, judge: str) -> Hashable | None:
+    """What the judge said about this note, exactly; None when it said nothing that counts (a failed call)."""
+    if record.judge_failed(judge):
+        return None
+    entry = record.judges[judge]
+    return tuple((entry.scores.get(dim), entry.explanations.get(dim, "")) for dim in DIMENSIONS)
+
+
+def same_verdict_judges(notes: Sequence[tuple[str, NoteRecord | None]]) -> list[dict[str, int]]:
+    """Per note of a run, given as (answer, record): each judge whose verdict on it is one the judge gave to
+    ``MIN_ANSWERS`` or more different answers in the run, with the number of those answers."""
+    answers: defaultdict[tuple[str, Hashable], set[str]] = defaultdict(set)
+    keys: list[dict[str, Hashable]] = []
+    for answer, record in notes:
+        found: dict[str, Hashable] = {}
+        if record is not None and not record.empty_answer:
+            for judge in record.judges:
+                key = _verdict_key(record, judge)
+                if key is not None:
+                    found[judge] = key
+                    answers[(judge, key)].add(answer.strip())
+        keys.append(found)
+    return [
+        {judge: n for judge, key in found.items() if (n := len(answers[(judge, key)])) >= MIN_ANSWERS} for found in keys
+    ]
+
+
+def without_same_verdicts(notes: Sequence[tuple[str, NoteRecord | None]]) -> list[NoteRecord | None]:
+    """The run's records with every same-verdict judge marked failed on its note (its scores kept out, its
+    explanations kept for the reader), in the order given."""
+    result: list[NoteRecord | None] = []
+    for (_, record), copied in zip(notes, same_verdict_judges(notes), strict=True):
+        if record is None or not copied:
+            result.append(record)
+            continue
+        judges = dict(record.judges)
+        for judge, n in copied.items():
+            failure = f"{SAME_VERDICT}: the same scores and explanations given to {n} different answers in this run"
+            judges[judge] = replace(judges[judge], status=FAILED, failure=failure, scores=dict.fromkeys(DIMENSIONS))
+        failed = (*record.failed_judges, *(j for j in copied if j not in record.failed_judges))
+        result.append(replace(record, judges=judges, failed_judges=failed))
+    return result
+
+
+def is_same_verdict(failure: str | None) -> bool:
+    return bool(failure) and str(failure).startswith(SAME_VERDICT)

@@ -1,22 +1,27 @@
-"""The judge panel as a HELM Annotator: every judge of a note called at once, a failure recorded as one.
+"""The judge panel as a HELM Annotator: a whole run's judge calls at once, a failure recorded as one.
 
 HELM's ``LLMAsJuryAnnotator`` calls judges one after another through ``AutoClient.make_request``
-(5 s·2^n retry waits), accepts any score and lets a note nobody judged look judged. Here the judges of
-a note run concurrently on a pool shared by all of HELM's annotation threads (so calls in flight stay
-bounded), each call made by ``judge_call.JudgeCaller`` (structured output, rate limits, breaker,
-retries), and a judge that did not give a valid verdict is recorded as failed with its reason. A judge
-that cannot be used at all (no deployment, no key, a refused key) fails the run with one line.
+(5 s·2^n retry waits), accepts any score and lets a note nobody judged look judged. Here the annotator
+sets ``use_global_metric``, so HELM hands it every note of the run at once (``annotate_all``) and the
+calls in flight to each endpoint are set by that endpoint's limit (``fanout.py``), not by HELM's
+``--num-threads``. Each call is made by ``judge_call.JudgeCaller`` (structured output, rate limits,
+breaker, retries) through HELM's client and cache, so records, cache keys and resume are those of a
+note-by-note run; a judge that did not give a valid verdict is recorded as failed with its reason. A
+judge that cannot be used at all (no deployment, no key, a refused key) fails the run with one line.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import Annotator
 from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
+from tqdm import tqdm
 
 from helm_mtsamples_ext.endpoints import (
     credentials_with_keys,
@@ -29,6 +34,7 @@ from helm_mtsamples_ext.endpoints import (
     scrub,
     secrets_of,
 )
+from helm_mtsamples_ext.fanout import EndpointWait, FanOut, status_line
 from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
 from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
 from helm_mtsamples_ext.panel import JudgeSpec
@@ -60,6 +66,8 @@ class JudgeAnnotator(Annotator):
     """The ``mtsamples_procedures`` annotation: one record per note, in the format of the package README."""
 
     name = ANNOTATION_KEY
+    use_global_metric = True
+    """HELM then calls ``annotate_all`` with every note of the run (the name is HELM's)."""
 
     def __init__(
         self,
@@ -115,32 +123,71 @@ class JudgeAnnotator(Annotator):
         self._caller = JudgeCaller(auto_client, settings, self._scrub)
         for judge in self._judges:
             self._caller.preflight(judge)
-        workers = max(1, int(judge_max_concurrency)) * max(1, len({j.endpoint for j in self._judges}))
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mtsjudge")
+        self._fanout = FanOut([j.endpoint for j in self._judges], int(judge_max_concurrency))
 
     # ------------------------------------------------------------ annotate
 
     def annotate(self, request_state: RequestState) -> dict[str, Any]:
+        """One note (HELM's per-note path, used when another annotator of the run is not global)."""
+        return self._judge_notes([request_state])[0]
+
+    def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
+        """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
+        with tqdm(total=len(request_states), desc="Judging notes", unit="note", mininterval=1.0) as bar:
+            records = self._judge_notes(request_states, bar)
+        return [{self.name: record} for record in records]
+
+    def _judge_notes(self, states: list[RequestState], bar: tqdm | None = None) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = [{} for _ in states]
+        judged = self._fanout.run(range(len(states)), lambda i: self._calls(states[i]), self._ticker(bar))
+        for i, outcomes in judged:
+            records[i] = self._record(states[i], outcomes)
+            if bar is not None:
+                bar.update(1)
+        return records
+
+    def _calls(self, state: RequestState) -> list[tuple[str, Callable[[], CallOutcome]]]:
+        """A note's judge calls (none for an empty answer), the prompt built only when the note's turn comes."""
         if self._caller.fatal is not None:
             raise self._caller.fatal
-        result = request_state.result
-        answer = result.completions[0].text if result is not None and result.completions else ""
-        if self._use_think:
-            answer = strip_think(answer)
+        answer = self._answer(state)
         if not answer.strip():
-            return NoteRecord.empty().to_dict()
-        instance = request_state.instance
+            return []
+        instance = state.instance
         reference = instance.references[0].output.text if instance.references else ""
         prompt = build_prompt(instance.input.text, answer, reference, self._prompt_style)
-        futures = [self._pool.submit(self._caller.call, judge, prompt) for judge in self._judges]
+        return [(judge.endpoint, partial(self._caller.call, judge, prompt)) for judge in self._judges]
+
+    def _answer(self, state: RequestState) -> str:
+        result = state.result
+        answer = result.completions[0].text if result is not None and result.completions else ""
+        return strip_think(answer) if self._use_think else answer
+
+    def _record(self, state: RequestState, outcomes: list[CallOutcome]) -> dict[str, Any]:
+        if not outcomes:
+            return NoteRecord.empty().to_dict()
         entries: dict[str, JudgeEntry] = {}
-        for judge, future in zip(self._judges, futures, strict=True):
-            outcome = future.result()  # raises JudgeAccessError: the run stops
+        for judge, outcome in zip(self._judges, outcomes, strict=True):
             entries[judge.name] = self._judge_entry(judge, outcome)
             if outcome.failure is not None:
-                hwarn(f"Judge {judge.name} failed on instance {instance.id}: {self._scrub(outcome.failure)}")
+                hwarn(f"Judge {judge.name} failed on instance {state.instance.id}: {self._scrub(outcome.failure)}")
         failed = tuple(name for name, entry in entries.items() if entry.failed)
         return NoteRecord(judges=entries, failed_judges=failed).to_dict()
+
+    def _ticker(self, bar: tqdm | None) -> Callable[[], None]:
+        """Refreshes the bar's note on endpoints that hold calls back (a 429's wait, a lowered limit)."""
+
+        def tick() -> None:
+            if bar is None:
+                return
+            now = time.monotonic()
+            waits = [
+                EndpointWait(endpoint, gate.blocked_until - now, gate.limit, gate.max_concurrency)
+                for endpoint, gate in self._caller.gates().items()
+            ]
+            bar.set_postfix_str(status_line(waits), refresh=True)
+
+        return tick
 
     def _judge_entry(self, judge: JudgeTarget, outcome: CallOutcome) -> JudgeEntry:
         """What the record keeps of a call: scores only from a verdict that counted; the reply only when failed."""

@@ -156,6 +156,11 @@ class JudgeCaller:
                 f"Set {target.key_hint}"
             ) from None
 
+    def gates(self) -> dict[str, EndpointGate]:
+        """The endpoints' gates so far (for the progress bar: who is waiting, at what limit)."""
+        with self._shared.lock:
+            return dict(self._shared.gates)
+
     def _state(self, target: JudgeTarget) -> tuple[EndpointGate, Breaker, _ModeState]:
         s, settings = self._shared, self.settings
         with s.lock:

@@ -192,6 +192,12 @@ class JudgeServer:
         with self._cond:
             return sum(self.counts.values()) if model is None else self.counts[model]
 
+    def wait_for_requests(self, n: int, timeout: float = 60.0) -> bool:
+        """Block until ``n`` requests have arrived (or the timeout, or shutdown); whether they did."""
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.requests) >= n or self._stopping.is_set(), timeout=timeout)
+            return len(self.requests) >= n
+
     def scores_for(self, model: str, prompt: str) -> dict[str, int]:
         """The valid scores ``model`` gives for ``prompt`` (fixed, or derived from the prompt)."""
         fixed = self.judges[model].scores

@@ -203,6 +203,8 @@ class JudgeAnnotator(Annotator):
             tokens=outcome.tokens,
             structured=outcome.structured,
             model_deployment=judge.model_deployment,
+            tokens_in=outcome.tokens_in,
+            tokens_out=outcome.tokens_out,
         )
 
     def _scrub(self, text: str) -> str:

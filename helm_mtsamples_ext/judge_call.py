@@ -77,6 +77,13 @@ class CallOutcome:
     raw_reply: str | None = None
     tokens: int | None = None
     structured: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    """Token counts over a call's turns (None until a server reported any)."""
+    return more if total is None else total + (more or 0)
 
 
 class _Transient(Exception):
@@ -195,6 +202,8 @@ class JudgeCaller:
             if sent.tokens is not None:
                 tokens.append(sent.tokens)
             outcome.tokens = sum(tokens) if tokens else None
+            outcome.tokens_in = _plus(outcome.tokens_in, sent.tokens_in)
+            outcome.tokens_out = _plus(outcome.tokens_out, sent.tokens_out)
             if sent.kind != "ok":
                 outcome.failure = self._scrub(sent.error)
                 return outcome
@@ -258,14 +267,15 @@ class JudgeCaller:
                     tap.take()
                 result = client.make_request(request)
                 tokens, error = tap.take() if isinstance(tap, CacheTap) else (None, None)
+                split = tap.take_split() if isinstance(tap, CacheTap) else (None, None)
             except Exception as e:  # a client raising instead of returning an error result
                 failed = RequestResult(
                     success=False, embedding=[], completions=[], cached=False, error=f"{type(e).__name__}: {e}"
                 )
-                result, tokens, error = failed, None, e
+                result, tokens, error, split = failed, None, e, (None, None)
             finally:
                 gate.release()
-            sent = classify(result, error, tokens)
+            sent = classify(result, error, tokens, split)
             return self._judge_exchange(target, sent, mode, gate, breaker, modes, timeouts)
 
         def wait(state: RetryCallState) -> float:

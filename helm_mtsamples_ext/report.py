@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,8 @@ from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.audit import judge_audit
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.report_cost import Prices, PricesError, cost_markdown, load_prices, unpriced, with_judge_cost
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report_stats import (
     KEYS,
@@ -121,9 +123,21 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
                 "failure": failure,
                 "invalid": "; ".join(f"{dim}: {why}" for dim, why in invalid.items()),
                 "empty_answer": note.empty_answer,
+                **_tokens(entry, note.empty_answer),
+                "judge_model": entry.model_deployment if entry is not None else None,
             }
         )
     return rows
+
+
+def _tokens(entry: JudgeEntry | None, empty_answer: bool) -> dict[str, float]:
+    """A judge's tokens in and out on a note: 0 where no call was made or none was reported, NaN for a record
+    from before they were kept apart (its total alone cannot be priced)."""
+    if entry is None or empty_answer:
+        return {"tokens_in": 0.0, "tokens_out": 0.0}
+    if entry.tokens_in is None and entry.tokens_out is None and entry.tokens is not None:
+        return {"tokens_in": math.nan, "tokens_out": math.nan}
+    return {"tokens_in": float(entry.tokens_in or 0), "tokens_out": float(entry.tokens_out or 0)}
 
 
 def state_rows(state: dict[str, Any], judges: list[str]) -> list[dict[str, Any]]:
@@ -205,9 +219,11 @@ def load_suite(suite_dir: Path) -> SuiteData:
     return SuiteData(raw.drop(columns="variant"), problems)
 
 
-def build_tables(instances: pd.DataFrame, settings: BootstrapSettings) -> dict[str, pd.DataFrame]:
+def build_tables(
+    instances: pd.DataFrame, settings: BootstrapSettings, prices: Prices | None = None
+) -> dict[str, pd.DataFrame]:
     notes = note_table(instances)
-    board = leaderboard(instances, notes, settings)
+    board = with_judge_cost(leaderboard(instances, notes, settings), instances, prices)
     return {
         "instances": instances,
         "leaderboard": board,
@@ -220,6 +236,7 @@ def build_tables(instances: pd.DataFrame, settings: BootstrapSettings) -> dict[s
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
+    "tokens_in", "tokens_out",
 ]  # fmt: skip
 
 
@@ -240,7 +257,9 @@ def write_report(
         audit.to_csv(out / "judge_audit.csv", index=False)
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite)
     write_review(tables["instances"], out / "report.html", suite)
-    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text, audit)
+    report = markdown_report(
+        suite, tables, FIGURE_NAME, problems, settings_text, audit, cost_markdown(tables["leaderboard"])
+    )
     (out / "report.md").write_text(report, encoding="utf-8")
 
 
@@ -258,6 +277,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="report directory (default: <output-path>/mtsamples_report/<suite>)")
     parser.add_argument("--bootstrap", type=_resamples, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--judge-prices", type=Path, help="YAML of USD per million input/output tokens per judge model: adds the cost"
+    )
     return parser
 
 
@@ -267,6 +289,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not suite_dir.is_dir():
         print(f"error: no suite directory {suite_dir} (check --suite and -o/--output-path)", file=sys.stderr)
         return 1
+    try:
+        prices = load_prices(args.judge_prices) if args.judge_prices else None
+    except PricesError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     data = load_suite(suite_dir)
     for problem in data.problems:
         print(f"warning: run skipped, {problem}", file=sys.stderr)
@@ -274,7 +301,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: no readable mtsamples_procedures run in {suite_dir}", file=sys.stderr)
         return 1
     settings = BootstrapSettings(n_resamples=args.bootstrap, seed=args.seed)
-    tables = build_tables(data.instances, settings)
+    tables = build_tables(data.instances, settings, prices)
+    for judge in unpriced(data.instances, prices) if prices else []:
+        print(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing", file=sys.stderr)
     out = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
     write_report(tables, out, args.suite, data.problems, settings_text)

@@ -228,6 +228,7 @@ def markdown_report(
     problems: list[str],
     settings_text: str,
     audit: pd.DataFrame | None = None,
+    cost: list[str] | None = None,
 ) -> str:
     """report.md: the figure, the leaderboard, pairwise comparisons and specialties, then how they were made."""
     board, pairs = tables["leaderboard"], tables["pairwise"]
@@ -245,6 +246,7 @@ def markdown_report(
         "",
         markdown_table(display_leaderboard(board)),
         "",
+        *(cost or []),
         "## Pairwise comparisons",
         "",
     ]

@@ -156,8 +156,18 @@ def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
     record, server = panel_record
     steady = record["steady"]
     (prompt,) = server.prompts_for("steady")
-    assert list(steady) == [*DIMENSIONS, "status", "tokens", "structured", "model_deployment"]
-    assert steady["tokens"] == len(prompt.split()) + len(verdict_json(server.scores_for("steady", prompt)).split())
+    assert list(steady) == [
+        *DIMENSIONS,
+        "status",
+        "tokens",
+        "tokens_in",
+        "tokens_out",
+        "structured",
+        "model_deployment",
+    ]
+    verdict_tokens = len(verdict_json(server.scores_for("steady", prompt)).split())
+    assert (steady["tokens_in"], steady["tokens_out"]) == (len(prompt.split()), verdict_tokens)
+    assert steady["tokens"] == steady["tokens_in"] + steady["tokens_out"]
     assert steady["structured"] == "json_schema"
     assert steady["model_deployment"] == endpoint_deployment_name(server.base_url, "steady")
     assert steady["accuracy"]["explanation"] == "accuracy judged"
@@ -215,6 +225,7 @@ def test_out_of_range_scores_are_named_in_invalid(panel_record: tuple[dict[str, 
 def test_every_call_of_a_failed_judge_counts_its_tokens(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
     record, _ = panel_record
     assert record["nonsense"]["tokens"] > record["steady"]["tokens"]
+    assert record["nonsense"]["tokens_in"] > record["steady"]["tokens_in"], "the repair turns' prompts count too"
 
 
 def test_each_failure_is_logged_once_naming_judge_and_instance(

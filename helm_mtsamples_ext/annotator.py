@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from helm.benchmark.adaptation.request_state import RequestState
@@ -23,6 +24,7 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
 from tqdm import tqdm
 
+from helm_mtsamples_ext.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.endpoints import (
     credentials_with_keys,
     endpoint_host,
@@ -82,6 +84,7 @@ class JudgeAnnotator(Annotator):
         judge_rpm: float | None = None,
         max_tokens: int = 1024,
         retry_base: float = 0.5,
+        judge_batch: bool = False,
     ) -> None:
         if not judges:
             raise ValueError("The judge panel is empty")
@@ -124,6 +127,8 @@ class JudgeAnnotator(Annotator):
         for judge in self._judges:
             self._caller.preflight(judge)
         self._fanout = FanOut([j.endpoint for j in self._judges], int(judge_max_concurrency))
+        self._judge_batch = bool(judge_batch)
+        self._batch_dir = Path(auto_client.file_storage_path) / BATCH_DIR
 
     # ------------------------------------------------------------ annotate
 
@@ -133,30 +138,58 @@ class JudgeAnnotator(Annotator):
 
     def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
         """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
+        failures = self._batch_first_turns(request_states) if self._judge_batch else {}
         with tqdm(total=len(request_states), desc="Judging notes", unit="note", mininterval=1.0) as bar:
-            records = self._judge_notes(request_states, bar)
+            records = self._judge_notes(request_states, bar, failures)
         return [{self.name: record} for record in records]
 
-    def _judge_notes(self, states: list[RequestState], bar: tqdm | None = None) -> list[dict[str, Any]]:
+    def _judge_notes(
+        self, states: list[RequestState], bar: tqdm | None = None, failures: dict[Any, str] | None = None
+    ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = [{} for _ in states]
-        judged = self._fanout.run(range(len(states)), lambda i: self._calls(states[i]), self._ticker(bar))
+        calls = partial(self._calls, states, failures or {})
+        judged = self._fanout.run(range(len(states)), calls, self._ticker(bar))
         for i, outcomes in judged:
             records[i] = self._record(states[i], outcomes)
             if bar is not None:
                 bar.update(1)
         return records
 
-    def _calls(self, state: RequestState) -> list[tuple[str, Callable[[], CallOutcome]]]:
-        """A note's judge calls (none for an empty answer), the prompt built only when the note's turn comes."""
+    def _calls(
+        self, states: list[RequestState], failures: dict[Any, str], i: int
+    ) -> list[tuple[str, Callable[[], CallOutcome]]]:
+        """A note's judge calls (none for an empty answer), the prompt built only when the note's turn comes; a
+        judge whose batch request failed gets that failure, named, without a call."""
         if self._caller.fatal is not None:
             raise self._caller.fatal
+        prompt = self._prompt(states[i])
+        if prompt is None:
+            return []
+        return [
+            (judge.endpoint, partial(CallOutcome, failure=failures[(i, judge.name)]))
+            if (i, judge.name) in failures
+            else (judge.endpoint, partial(self._caller.call, judge, prompt))
+            for judge in self._judges
+        ]
+
+    def _prompt(self, state: RequestState) -> str | None:
         answer = self._answer(state)
         if not answer.strip():
-            return []
+            return None
         instance = state.instance
         reference = instance.references[0].output.text if instance.references else ""
-        prompt = build_prompt(instance.input.text, answer, reference, self._prompt_style)
-        return [(judge.endpoint, partial(self._caller.call, judge, prompt)) for judge in self._judges]
+        return build_prompt(instance.input.text, answer, reference, self._prompt_style)
+
+    def _batch_first_turns(self, states: list[RequestState]) -> dict[Any, str]:
+        """judge_batch: every first turn not yet in HELM's cache is answered through its endpoint's Batch API
+        into that cache, so the direct pass replays it; {(note, judge): failure} for what the error file named."""
+        items: dict[str, list[BatchItem]] = {}
+        for i, state in enumerate(states):
+            prompt = self._prompt(state)
+            for judge in self._judges if prompt is not None else []:
+                request = self._caller.first_request(judge, prompt or "")
+                items.setdefault(judge.model_deployment, []).append(BatchItem((i, judge.name), request))
+        return batch_all(self._caller.client, items, self._batch_dir, BatchSettings())
 
     def _answer(self, state: RequestState) -> str:
         result = state.result

@@ -81,6 +81,21 @@ class CallOutcome:
     tokens_out: int | None = None
 
 
+def judge_request(
+    target: JudgeTarget, prompt: str, messages: list[dict[str, str]] | None, max_tokens: int, mode: str
+) -> Request:
+    """One turn's HELM request; its raw form is HELM's cache key for the call."""
+    return Request(
+        model=target.model,
+        model_deployment=target.model_deployment,
+        prompt="" if messages else prompt,
+        messages=messages,
+        temperature=0.0,
+        max_tokens=max_tokens,
+        response_format=response_format(mode),
+    )
+
+
 def _plus(total: int | None, more: int | None) -> int | None:
     """Token counts over a call's turns (None until a server reported any)."""
     return more if total is None else total + (more or 0)
@@ -162,6 +177,13 @@ class JudgeCaller:
                 f"judge {target.name!r} ({target.where}) cannot be used: {self._scrub(str(e)).strip()}. "
                 f"Set {target.key_hint}"
             ) from None
+
+    def first_request(self, target: JudgeTarget, prompt: str) -> Request:
+        """The request a direct call's first turn sends now (the judge's current response_format): batch.py
+        submits exactly this, so a batch answer lands under the direct call's cache key."""
+        self.client(target.model_deployment)
+        _, _, modes = self._state(target)
+        return judge_request(target, prompt, None, self.settings.max_tokens, modes.current)
 
     def gates(self) -> dict[str, EndpointGate]:
         """The endpoints' gates so far (for the progress bar: who is waiting, at what limit)."""
@@ -251,15 +273,7 @@ class JudgeCaller:
                 return Sent("rate_limited", error=f"gave up waiting for the endpoint within judge_max_wait: {e}")
             mode = modes.current
             used[0] = mode
-            request = Request(
-                model=target.model,
-                model_deployment=target.model_deployment,
-                prompt="" if messages else prompt,
-                messages=messages,
-                temperature=0.0,
-                max_tokens=max_tokens,
-                response_format=response_format(mode),
-            )
+            request = judge_request(target, prompt, messages, max_tokens, mode)
             try:
                 client = self.client(target.model_deployment)
                 tap = getattr(client, "cache", None)

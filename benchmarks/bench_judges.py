@@ -1,10 +1,16 @@
 """Time the judge panel: our JudgeAnnotator against HELM's built-in MTSamplesProceduresAnnotator.
 
 Both annotate the same plans with the same judges on one loopback judge server that answers every call
-after a fixed latency, through HELM's AutoClient with a fresh cache each (so every call is real), with
-HELM's ``parallel_map`` over ``--num-threads`` threads as HELM's AnnotationExecutor does. The lower bound
-for ours is ``latency × ceil(calls / (num_threads × judges))``: every judge of every in-flight note
-waiting at once.
+after a fixed latency, through HELM's AutoClient with a fresh cache each (so every call is real), driven
+as HELM's AnnotationExecutor drives them: ``annotate_all`` for an annotator that sets
+``use_global_metric`` (ours), else ``parallel_map`` over ``--num-threads`` threads (HELM's).
+
+Two cases:
+- against HELM, at our default ``judge_max_concurrency`` (16): the bound for ours is
+  ``latency × ceil(calls / 16)``;
+- the fan-out: an endpoint that takes 48 calls at once, ``judge_max_concurrency=48``, with
+  ``--num-threads`` 1 and 4, against the bound ``latency × ceil(calls / 48)`` and the client's own floor:
+  the same calls made 48 at a time with the ``openai`` SDK alone, in the same run.
 
     python benchmarks/bench_judges.py [--notes 131] [--judges 3] [--latency 0.3] [--num-threads 4]
 """
@@ -16,6 +22,7 @@ import math
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +50,8 @@ from helm_mtsamples_ext.endpoints import (  # noqa: E402
     resolve_endpoint_keys,
 )
 from tests.judge_server import JudgeServer  # noqa: E402
+
+FANOUT_CONCURRENCY = 48
 
 
 def make_states(n: int) -> list[RequestState]:
@@ -72,9 +81,37 @@ def fresh_auto_client(credentials: dict[str, Any] | None = None) -> AutoClient:
 
 
 def timed(annotator: Annotator, states: list[RequestState], num_threads: int) -> tuple[float, list[Any]]:
+    """As HELM's AnnotationExecutor: the whole run at once when the annotator asks for it, else per note."""
     start = time.perf_counter()
-    annotations = parallel_map(annotator.annotate, states, parallelism=num_threads)
+    if getattr(annotator, "use_global_metric", False):
+        annotations = [a[annotator.name] for a in annotator.annotate_all(states)]
+    else:
+        annotations = parallel_map(annotator.annotate, states, parallelism=num_threads)
     return time.perf_counter() - start, annotations
+
+
+def sdk_floor(base_url: str, models: list[str], notes: int, concurrency: int) -> float:
+    """The same number of calls made ``concurrency`` at a time with the openai SDK alone: the client's floor."""
+    import openai
+
+    client = openai.OpenAI(base_url=base_url, api_key="floor", max_retries=0, timeout=60)
+    client.with_options(max_retries=0).models  # noqa: B018 - build the SDK's lazy parts before timing
+
+    def call(i: int) -> None:
+        model = models[i % len(models)]
+        client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": f"floor call {i}"}], temperature=0.0, max_tokens=1024
+        )
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(call, range(notes * len(models))))
+    return time.perf_counter() - start
+
+
+def ours(base_url: str, models: list[str], **kwargs: Any) -> JudgeAnnotator:
+    judges = [{"name": m, "model": m, "model_deployment": None, "base_url": base_url} for m in models]
+    return JudgeAnnotator(auto_client=fresh_auto_client(), judges=judges, judge_timeout=60.0, **kwargs)
 
 
 def main() -> None:
@@ -87,10 +124,10 @@ def main() -> None:
 
     models = [f"judge{i}" for i in range(args.judges)]
     states = make_states(args.notes)
+    expected_calls = args.notes * args.judges
     with JudgeServer(dict.fromkeys(models, "steady"), latency=args.latency, max_lifetime=3600) as server:
-        judges = [{"name": m, "model": m, "model_deployment": None, "base_url": server.base_url} for m in models]
-        ours = JudgeAnnotator(auto_client=fresh_auto_client(), judges=judges, judge_timeout=60.0)
-        ours_time, ours_records = timed(ours, states, args.num_threads)
+        default = ours(server.base_url, models)
+        ours_time, ours_records = timed(default, states, args.num_threads)
         ours_calls = server.count()
 
         deployments = {m: register_endpoint_deployment(server.base_url, m, 60.0) for m in models}
@@ -102,21 +139,38 @@ def main() -> None:
         helm_time, helm_records = timed(helm, states, args.num_threads)
         helm_calls = server.count() - ours_calls
 
-    expected_calls = args.notes * args.judges
+        fanout: dict[int, float] = {}
+        for threads in (1, 4):
+            before = server.count()
+            annotator = ours(server.base_url, models, judge_max_concurrency=FANOUT_CONCURRENCY)
+            fanout[threads], records = timed(annotator, states, threads)
+            assert server.count() - before == expected_calls, "the fan-out case did not make every call"
+            assert all(r["failed_judges"] == [] for r in records), "a judge failed in the fan-out case"
+        floor = sdk_floor(server.base_url, models, args.notes, FANOUT_CONCURRENCY)
+
     assert ours_calls == helm_calls == expected_calls, (ours_calls, helm_calls, expected_calls)
     assert all(r["failed_judges"] == [] for r in ours_records), "a judge failed in the benchmark"
     assert all(all(m in r for m in models) for r in helm_records), "HELM's annotator lost a judge"
 
-    concurrency = args.num_threads * args.judges
-    bound = args.latency * math.ceil(expected_calls / concurrency)
+    bound = args.latency * math.ceil(expected_calls / 16)
     print(
         f"{args.notes} plans x {args.judges} judges = {expected_calls} calls, {args.latency * 1000:.0f} ms each, "
-        f"--num-threads {args.num_threads} (our calls in flight: up to {concurrency})"
+        f"--num-threads {args.num_threads}"
     )
     print(f"HELM MTSamplesProceduresAnnotator: {helm_time:7.2f} s")
-    print(f"ours (JudgeAnnotator):             {ours_time:7.2f} s")
+    print(f"ours (JudgeAnnotator, 16 at once): {ours_time:7.2f} s")
     print(f"speed-up over HELM:                {helm_time / ours_time:7.2f}x  (goal >= 2.5x)")
     print(f"lower bound for ours:              {bound:7.2f} s  (ours / bound = {ours_time / bound:.2f}, goal <= 1.3)")
+    fan_bound = args.latency * math.ceil(expected_calls / FANOUT_CONCURRENCY)
+    n = FANOUT_CONCURRENCY
+    print(f"\nfan-out: an endpoint taking {n} calls at once, judge_max_concurrency={n}")
+    print(f"openai SDK alone, {FANOUT_CONCURRENCY} at a time (floor): {floor:7.2f} s  (bound {fan_bound:.2f} s)")
+    for threads, seconds in fanout.items():
+        print(
+            f"ours, --num-threads {threads}:            {seconds:7.2f} s  "
+            f"(/ bound = {seconds / fan_bound:.2f}, / floor = {seconds / floor:.2f}, goal <= 1.5; "
+            f"{helm_time / seconds:.1f}x HELM's built-in)"
+        )
 
 
 if __name__ == "__main__":

@@ -1,23 +1,30 @@
-"""The judge panel as a HELM Annotator: every judge of a note called at once, a failure recorded as one.
+"""The judge panel as a HELM Annotator: a whole run's judge calls at once, a failure recorded as one.
 
 HELM's ``LLMAsJuryAnnotator`` calls judges one after another through ``AutoClient.make_request``
-(5 s·2^n retry waits), accepts any score and lets a note nobody judged look judged. Here the judges of
-a note run concurrently on a pool shared by all of HELM's annotation threads (so calls in flight stay
-bounded), each call made by ``judge_call.JudgeCaller`` (structured output, rate limits, breaker,
-retries), and a judge that did not give a valid verdict is recorded as failed with its reason. A judge
-that cannot be used at all (no deployment, no key, a refused key) fails the run with one line.
+(5 s·2^n retry waits), accepts any score and lets a note nobody judged look judged. Here the annotator
+sets ``use_global_metric``, so HELM hands it every note of the run at once (``annotate_all``) and the
+calls in flight to each endpoint are set by that endpoint's limit (``fanout.py``), not by HELM's
+``--num-threads``. Each call is made by ``judge_call.JudgeCaller`` (structured output, rate limits,
+breaker, retries) through HELM's client and cache, so records, cache keys and resume are those of a
+note-by-note run; a judge that did not give a valid verdict is recorded as failed with its reason. A
+judge that cannot be used at all (no deployment, no key, a refused key) fails the run with one line.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import Annotator
 from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
+from tqdm import tqdm
 
+from helm_mtsamples_ext.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.endpoints import (
     credentials_with_keys,
     endpoint_host,
@@ -29,6 +36,7 @@ from helm_mtsamples_ext.endpoints import (
     scrub,
     secrets_of,
 )
+from helm_mtsamples_ext.fanout import EndpointWait, FanOut, status_line
 from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
 from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
 from helm_mtsamples_ext.panel import JudgeSpec
@@ -60,6 +68,8 @@ class JudgeAnnotator(Annotator):
     """The ``mtsamples_procedures`` annotation: one record per note, in the format of the package README."""
 
     name = ANNOTATION_KEY
+    use_global_metric = True
+    """HELM then calls ``annotate_all`` with every note of the run (the name is HELM's)."""
 
     def __init__(
         self,
@@ -74,6 +84,7 @@ class JudgeAnnotator(Annotator):
         judge_rpm: float | None = None,
         max_tokens: int = 1024,
         retry_base: float = 0.5,
+        judge_batch: bool = False,
     ) -> None:
         if not judges:
             raise ValueError("The judge panel is empty")
@@ -115,32 +126,101 @@ class JudgeAnnotator(Annotator):
         self._caller = JudgeCaller(auto_client, settings, self._scrub)
         for judge in self._judges:
             self._caller.preflight(judge)
-        workers = max(1, int(judge_max_concurrency)) * max(1, len({j.endpoint for j in self._judges}))
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mtsjudge")
+        self._fanout = FanOut([j.endpoint for j in self._judges], int(judge_max_concurrency))
+        self._judge_batch = bool(judge_batch)
+        self._batch_dir = Path(auto_client.file_storage_path) / BATCH_DIR
 
     # ------------------------------------------------------------ annotate
 
     def annotate(self, request_state: RequestState) -> dict[str, Any]:
+        """One note (HELM's per-note path, used when another annotator of the run is not global)."""
+        return self._judge_notes([request_state])[0]
+
+    def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
+        """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
+        failures = self._batch_first_turns(request_states) if self._judge_batch else {}
+        with tqdm(total=len(request_states), desc="Judging notes", unit="note", mininterval=1.0) as bar:
+            records = self._judge_notes(request_states, bar, failures)
+        return [{self.name: record} for record in records]
+
+    def _judge_notes(
+        self, states: list[RequestState], bar: tqdm | None = None, failures: dict[Any, str] | None = None
+    ) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = [{} for _ in states]
+        calls = partial(self._calls, states, failures or {})
+        judged = self._fanout.run(range(len(states)), calls, self._ticker(bar))
+        for i, outcomes in judged:
+            records[i] = self._record(states[i], outcomes)
+            if bar is not None:
+                bar.update(1)
+        return records
+
+    def _calls(
+        self, states: list[RequestState], failures: dict[Any, str], i: int
+    ) -> list[tuple[str, Callable[[], CallOutcome]]]:
+        """A note's judge calls (none for an empty answer), the prompt built only when the note's turn comes; a
+        judge whose batch request failed gets that failure, named, without a call."""
         if self._caller.fatal is not None:
             raise self._caller.fatal
-        result = request_state.result
-        answer = result.completions[0].text if result is not None and result.completions else ""
-        if self._use_think:
-            answer = strip_think(answer)
+        prompt = self._prompt(states[i])
+        if prompt is None:
+            return []
+        return [
+            (judge.endpoint, partial(CallOutcome, failure=failures[(i, judge.name)]))
+            if (i, judge.name) in failures
+            else (judge.endpoint, partial(self._caller.call, judge, prompt))
+            for judge in self._judges
+        ]
+
+    def _prompt(self, state: RequestState) -> str | None:
+        answer = self._answer(state)
         if not answer.strip():
-            return NoteRecord.empty().to_dict()
-        instance = request_state.instance
+            return None
+        instance = state.instance
         reference = instance.references[0].output.text if instance.references else ""
-        prompt = build_prompt(instance.input.text, answer, reference, self._prompt_style)
-        futures = [self._pool.submit(self._caller.call, judge, prompt) for judge in self._judges]
+        return build_prompt(instance.input.text, answer, reference, self._prompt_style)
+
+    def _batch_first_turns(self, states: list[RequestState]) -> dict[Any, str]:
+        """judge_batch: every first turn not yet in HELM's cache is answered through its endpoint's Batch API
+        into that cache, so the direct pass replays it; {(note, judge): failure} for what the error file named."""
+        items: dict[str, list[BatchItem]] = {}
+        for i, state in enumerate(states):
+            prompt = self._prompt(state)
+            for judge in self._judges if prompt is not None else []:
+                request = self._caller.first_request(judge, prompt or "")
+                items.setdefault(judge.model_deployment, []).append(BatchItem((i, judge.name), request))
+        return batch_all(self._caller.client, items, self._batch_dir, BatchSettings())
+
+    def _answer(self, state: RequestState) -> str:
+        result = state.result
+        answer = result.completions[0].text if result is not None and result.completions else ""
+        return strip_think(answer) if self._use_think else answer
+
+    def _record(self, state: RequestState, outcomes: list[CallOutcome]) -> dict[str, Any]:
+        if not outcomes:
+            return NoteRecord.empty().to_dict()
         entries: dict[str, JudgeEntry] = {}
-        for judge, future in zip(self._judges, futures, strict=True):
-            outcome = future.result()  # raises JudgeAccessError: the run stops
+        for judge, outcome in zip(self._judges, outcomes, strict=True):
             entries[judge.name] = self._judge_entry(judge, outcome)
             if outcome.failure is not None:
-                hwarn(f"Judge {judge.name} failed on instance {instance.id}: {self._scrub(outcome.failure)}")
+                hwarn(f"Judge {judge.name} failed on instance {state.instance.id}: {self._scrub(outcome.failure)}")
         failed = tuple(name for name, entry in entries.items() if entry.failed)
         return NoteRecord(judges=entries, failed_judges=failed).to_dict()
+
+    def _ticker(self, bar: tqdm | None) -> Callable[[], None]:
+        """Refreshes the bar's note on endpoints that hold calls back (a 429's wait, a lowered limit)."""
+
+        def tick() -> None:
+            if bar is None:
+                return
+            now = time.monotonic()
+            waits = [
+                EndpointWait(endpoint, gate.blocked_until - now, gate.limit, gate.max_concurrency)
+                for endpoint, gate in self._caller.gates().items()
+            ]
+            bar.set_postfix_str(status_line(waits), refresh=True)
+
+        return tick
 
     def _judge_entry(self, judge: JudgeTarget, outcome: CallOutcome) -> JudgeEntry:
         """What the record keeps of a call: scores only from a verdict that counted; the reply only when failed."""
@@ -156,6 +236,8 @@ class JudgeAnnotator(Annotator):
             tokens=outcome.tokens,
             structured=outcome.structured,
             model_deployment=judge.model_deployment,
+            tokens_in=outcome.tokens_in,
+            tokens_out=outcome.tokens_out,
         )
 
     def _scrub(self, text: str) -> str:

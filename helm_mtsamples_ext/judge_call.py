@@ -77,6 +77,28 @@ class CallOutcome:
     raw_reply: str | None = None
     tokens: int | None = None
     structured: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+def judge_request(
+    target: JudgeTarget, prompt: str, messages: list[dict[str, str]] | None, max_tokens: int, mode: str
+) -> Request:
+    """One turn's HELM request; its raw form is HELM's cache key for the call."""
+    return Request(
+        model=target.model,
+        model_deployment=target.model_deployment,
+        prompt="" if messages else prompt,
+        messages=messages,
+        temperature=0.0,
+        max_tokens=max_tokens,
+        response_format=response_format(mode),
+    )
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    """Token counts over a call's turns (None until a server reported any)."""
+    return more if total is None else total + (more or 0)
 
 
 class _Transient(Exception):
@@ -154,6 +176,18 @@ class JudgeCaller:
                 f"Set {target.key_hint}"
             ) from None
 
+    def first_request(self, target: JudgeTarget, prompt: str) -> Request:
+        """The request a direct call's first turn sends now (the judge's current response_format): batch.py
+        submits exactly this, so a batch answer lands under the direct call's cache key."""
+        self.client(target.model_deployment)
+        _, _, modes = self._state(target)
+        return judge_request(target, prompt, None, self.settings.max_tokens, modes.current)
+
+    def gates(self) -> dict[str, EndpointGate]:
+        """The endpoints' gates so far (for the progress bar: who is waiting, at what limit)."""
+        with self._shared.lock:
+            return dict(self._shared.gates)
+
     def _state(self, target: JudgeTarget) -> tuple[EndpointGate, Breaker, _ModeState]:
         s, settings = self._shared, self.settings
         with s.lock:
@@ -188,6 +222,8 @@ class JudgeCaller:
             if sent.tokens is not None:
                 tokens.append(sent.tokens)
             outcome.tokens = sum(tokens) if tokens else None
+            outcome.tokens_in = _plus(outcome.tokens_in, sent.tokens_in)
+            outcome.tokens_out = _plus(outcome.tokens_out, sent.tokens_out)
             if sent.kind != "ok":
                 outcome.failure = self._scrub(sent.error)
                 return outcome
@@ -235,15 +271,7 @@ class JudgeCaller:
                 return Sent("rate_limited", error=f"gave up waiting for the endpoint within judge_max_wait: {e}")
             mode = modes.current
             used[0] = mode
-            request = Request(
-                model=target.model,
-                model_deployment=target.model_deployment,
-                prompt="" if messages else prompt,
-                messages=messages,
-                temperature=0.0,
-                max_tokens=max_tokens,
-                response_format=response_format(mode),
-            )
+            request = judge_request(target, prompt, messages, max_tokens, mode)
             try:
                 client = self.client(target.model_deployment)
                 tap = getattr(client, "cache", None)
@@ -251,14 +279,15 @@ class JudgeCaller:
                     tap.take()
                 result = client.make_request(request)
                 tokens, error = tap.take() if isinstance(tap, CacheTap) else (None, None)
+                split = tap.take_split() if isinstance(tap, CacheTap) else (None, None)
             except Exception as e:  # a client raising instead of returning an error result
                 failed = RequestResult(
                     success=False, embedding=[], completions=[], cached=False, error=f"{type(e).__name__}: {e}"
                 )
-                result, tokens, error = failed, None, e
+                result, tokens, error, split = failed, None, e, (None, None)
             finally:
                 gate.release()
-            sent = classify(result, error, tokens)
+            sent = classify(result, error, tokens, split)
             return self._judge_exchange(target, sent, mode, gate, breaker, modes, timeouts)
 
         def wait(state: RetryCallState) -> float:

@@ -3,8 +3,9 @@
 The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario_state.json; the metric
 (through ``scoring.score_note``), the report and the review page read it. Its dict form is therefore a
 file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
-earlier versions of the package (no ``structured``, no ``tokens``, a failure only listed in
-``failed_judges``) and hand-edited ones (a judge entry that is not a mapping is taken as no entry).
+earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, a
+failure only listed in ``failed_judges``) and hand-edited ones (a judge entry that is not a mapping is
+taken as no entry).
 
     {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
      "failed_judges": ["<judge>", ...]}          # or, for an empty answer:
@@ -36,6 +37,8 @@ FAILURE, INVALID, RAW_REPLY, TOKENS, STRUCTURED, MODEL_DEPLOYMENT = (
     "structured",
     "model_deployment",
 )
+TOKENS_IN, TOKENS_OUT = "tokens_in", "tokens_out"
+"""The judge's input (prompt) and output (completion) tokens over the note's calls, as the server reported."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class JudgeEntry:
     tokens: int | None = None
     structured: str | None = None
     model_deployment: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -67,6 +72,8 @@ class JudgeEntry:
             INVALID: dict(self.invalid) or None,
             RAW_REPLY: self.raw_reply,
             TOKENS: self.tokens,
+            TOKENS_IN: self.tokens_in,
+            TOKENS_OUT: self.tokens_out,
             STRUCTURED: self.structured,
         }
         entry.update({key: value for key, value in optional.items() if value is not None})
@@ -83,7 +90,6 @@ class JudgeEntry:
             text = value.get(EXPLANATION) if isinstance(value, Mapping) else None
             explanations[dim] = text if isinstance(text, str) else ""
         invalid = entry.get(INVALID)
-        tokens = entry.get(TOKENS)
         return cls(
             scores=scores,
             explanations=explanations,
@@ -91,10 +97,16 @@ class JudgeEntry:
             failure=_text(entry.get(FAILURE)),
             invalid={str(k): str(v) for k, v in invalid.items()} if isinstance(invalid, Mapping) else {},
             raw_reply=_text(entry.get(RAW_REPLY)),
-            tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None,
+            tokens=_count(entry.get(TOKENS)),
             structured=_text(entry.get(STRUCTURED)),
             model_deployment=_text(entry.get(MODEL_DEPLOYMENT)),
+            tokens_in=_count(entry.get(TOKENS_IN)),
+            tokens_out=_count(entry.get(TOKENS_OUT)),
         )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _text(value: object) -> str | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,8 @@ from helm_mtsamples_ext.human_agreement import human_tables
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.ratings import RatingsError, suite_ratings
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.report_cost import Prices, PricesError, cost_markdown, load_prices, unpriced, with_judge_cost
 from helm_mtsamples_ext.report_render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report_stats import (
     KEYS,
@@ -135,6 +137,8 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
                 "failure": failure,
                 "invalid": "; ".join(f"{dim}: {why}" for dim, why in invalid.items()),
                 "empty_answer": note.empty_answer,
+                **_tokens(entry, note.empty_answer),
+                "judge_model": entry.model_deployment if entry is not None else None,
             }
         )
     return rows
@@ -147,6 +151,16 @@ def _answer(state: dict[str, Any]) -> str:
 
 def _record(state: dict[str, Any]) -> NoteRecord | None:
     return NoteRecord.from_dict((state.get("annotations") or {}).get(ANNOTATION_KEY))
+
+
+def _tokens(entry: JudgeEntry | None, empty_answer: bool) -> dict[str, float]:
+    """A judge's tokens in and out on a note: 0 where no call was made or none was reported, NaN for a record
+    from before they were kept apart (its total alone cannot be priced)."""
+    if entry is None or empty_answer:
+        return {"tokens_in": 0.0, "tokens_out": 0.0}
+    if entry.tokens_in is None and entry.tokens_out is None and entry.tokens is not None:
+        return {"tokens_in": math.nan, "tokens_out": math.nan}
+    return {"tokens_in": float(entry.tokens_in or 0), "tokens_out": float(entry.tokens_out or 0)}
 
 
 def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | None = None) -> list[dict[str, Any]]:
@@ -230,11 +244,15 @@ def load_suite(suite_dir: Path) -> SuiteData:
 
 
 def build_tables(
-    instances: pd.DataFrame, settings: BootstrapSettings, ratings: pd.DataFrame | None = None
+    instances: pd.DataFrame,
+    settings: BootstrapSettings,
+    ratings: pd.DataFrame | None = None,
+    prices: Prices | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too."""
+    """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too;
+    with prices, what judging cost."""
     notes = note_table(instances)
-    board = leaderboard(instances, notes, settings)
+    board = with_judge_cost(leaderboard(instances, notes, settings), instances, prices)
     audit = judge_audit(instances, settings)
     tables = {
         "instances": instances,
@@ -257,6 +275,7 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
+    "tokens_in", "tokens_out",
 ]  # fmt: skip
 
 
@@ -284,7 +303,16 @@ def write_report(
         tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
     write_review(tables["instances"], out / "report.html", suite, sample)
-    report = markdown_report(suite, tables, FIGURE_NAME, problems, settings_text, audit, audit_lines(tables))
+    report = markdown_report(
+        suite,
+        tables,
+        FIGURE_NAME,
+        problems,
+        settings_text,
+        audit,
+        audit_lines(tables),
+        cost_markdown(tables["leaderboard"]),
+    )
     (out / "report.md").write_text(report, encoding="utf-8")
 
 
@@ -325,6 +353,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--ratings", type=Path, action="append", default=[], help="a ratings.csv exported by a rater (repeatable)"
     )
+    parser.add_argument(
+        "--judge-prices", type=Path, help="YAML of USD per million input/output tokens per judge model: adds the cost"
+    )
     return parser
 
 
@@ -333,6 +364,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     suite_dir = Path(args.output_path) / "runs" / args.suite
     if not suite_dir.is_dir():
         print(f"error: no suite directory {suite_dir} (check --suite and -o/--output-path)", file=sys.stderr)
+        return 1
+    try:
+        prices = load_prices(args.judge_prices) if args.judge_prices else None
+    except PricesError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 1
     data = load_suite(suite_dir)
     for problem in data.problems:
@@ -346,7 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RatingsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    tables = build_tables(data.instances, settings, ratings)
+    tables = build_tables(data.instances, settings, ratings, prices)
+    for judge in unpriced(data.instances, prices) if prices else []:
+        print(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing", file=sys.stderr)
     out = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
     sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)

@@ -257,6 +257,7 @@ def markdown_report(
     settings_text: str,
     audit: pd.DataFrame | None = None,
     verdicts: list[str] | None = None,
+    cost: list[str] | None = None,
 ) -> str:
     """report.md: the audit's verdicts first (a ranking is only as good as its judges), then the figure, the
     leaderboard, pairwise comparisons and specialties, then how they were made."""
@@ -276,6 +277,7 @@ def markdown_report(
         "",
         markdown_table(display_leaderboard(board)),
         "",
+        *(cost or []),
         "## Pairwise comparisons",
         "",
     ]

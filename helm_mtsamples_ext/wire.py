@@ -29,6 +29,8 @@ class Sent:
     status: int | None = None
     retry_after: float | None = None
     tokens: int | None = None
+    tokens_in: int | None = None  # the server's usage: prompt_tokens
+    tokens_out: int | None = None  # completion_tokens
 
 
 class CacheTap:
@@ -53,6 +55,11 @@ class CacheTap:
         response, cached = self._cache.get(request, tapped)
         usage = response.get("usage") if isinstance(response, dict) else None
         self._local.tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+        self._local.split = (
+            (_count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")))
+            if isinstance(usage, dict)
+            else (None, None)
+        )
         return response, cached
 
     def take(self) -> tuple[int | None, BaseException | None]:
@@ -60,13 +67,28 @@ class CacheTap:
         self._local.tokens = self._local.error = None
         return (tokens if isinstance(tokens, int) else None), error
 
+    def take_split(self) -> tuple[int | None, int | None]:
+        """(prompt, completion) tokens of the last exchange on this thread, for what judging cost."""
+        split = getattr(self._local, "split", (None, None))
+        self._local.split = (None, None)
+        return split
 
-def classify(result: RequestResult, error: BaseException | None = None, tokens: int | None = None) -> Sent:
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def classify(
+    result: RequestResult,
+    error: BaseException | None = None,
+    tokens: int | None = None,
+    split: tuple[int | None, int | None] = (None, None),
+) -> Sent:
     """What an exchange was, from HELM's result and, when the tap saw it, the SDK's exception."""
     if result.success and result.completions:
         completion = result.completions[0]
         reason = (completion.finish_reason or {}).get("reason")
-        return Sent("ok", text=completion.text, finish=reason, tokens=tokens)
+        return Sent("ok", text=completion.text, finish=reason, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
     message = result.error or "no completion returned"
     if isinstance(error, openai.APITimeoutError):
         return Sent("timeout", error=f"timed out: {message}")

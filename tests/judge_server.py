@@ -48,6 +48,8 @@ from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.batch_server import BatchAPI
+
 DIMENSIONS = ("accuracy", "completeness", "clarity")
 BEHAVIOURS = (
     "steady",
@@ -146,6 +148,7 @@ class JudgeServer:
         rate_limit: tuple[int, float] | None = None,
         retry_after: str | None = "seconds",
         cut_below: int = 2000,
+        batch: BatchAPI | None = None,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -157,6 +160,7 @@ class JudgeServer:
         self.rate_limit = rate_limit
         self.retry_after = retry_after
         self.cut_below = cut_below
+        self.batch = batch
         self.rejected_429 = 0
         self.arrivals: list[tuple[float, int]] = []  # (time.monotonic() on arrival, HTTP status answered)
         self._answered: deque[float] = deque()
@@ -209,6 +213,12 @@ class JudgeServer:
         with self._cond:
             return sum(self.counts.values()) if model is None else self.counts[model]
 
+    def wait_for_requests(self, n: int, timeout: float = 60.0) -> bool:
+        """Block until ``n`` requests have arrived (or the timeout, or shutdown); whether they did."""
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.requests) >= n or self._stopping.is_set(), timeout=timeout)
+            return len(self.requests) >= n
+
     def scores_for(self, model: str, prompt: str) -> dict[str, int]:
         """The valid scores ``model`` gives for ``prompt`` (fixed, or derived from the prompt)."""
         fixed = self.judges[model].scores
@@ -219,6 +229,53 @@ class JudgeServer:
             return [r.prompt for r in self.requests if r.model == model]
 
     # ------------------------------------------------------------ serving
+
+    @staticmethod
+    def record_of(body: dict[str, Any], authorization: str | None) -> RecordedRequest:
+        """A chat-completion body as the judges see it."""
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        # The judge's prompt is the first user message; a repair turn adds the reply and a second one.
+        users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
+        response_format = body.get("response_format")
+        return RecordedRequest(
+            str(body.get("model", "")),
+            users[0] if users else "",
+            authorization,
+            response_format.get("type") if isinstance(response_format, dict) else None,
+            body.get("max_tokens"),
+            len(users),
+        )
+
+    def payload_of(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
+        """The JSON body answering ``record`` with ``reply``: a chat.completion, or an error."""
+        if reply.status != 200:
+            kind = "server_error" if reply.status >= 500 else "invalid_request_error"
+            return {"error": {"message": reply.text, "type": kind}}
+        prompt_tokens, completion_tokens = len(record.prompt.split()), len(reply.text.split())
+        return {
+            "id": f"chatcmpl-{self.count()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": record.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def answer_body(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A batch line's answer (status, body): the judges' own reply, not counted as a call."""
+        record = self.record_of(body, None)
+        reply = self.respond(record)
+        return reply.status, self.payload_of(record, reply)
 
     def _enter(self, record: RecordedRequest) -> None:
         with self._cond:
@@ -354,28 +411,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         server = self.judge_server
         length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if server.batch is not None and server.batch.handles(self.path):
+            self._send(*server.batch.post(self.path, self.headers.get("Content-Type") or "", raw))
+            return
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
+            body = json.loads(raw or b"{}")
         except ValueError:
             self._send(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}})
             return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
-        model = str(body.get("model", ""))
-        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-        # The judge's prompt is the first user message; a repair turn adds the reply and a second one.
-        users = [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
-        prompt = users[0] if users else ""
-        response_format = body.get("response_format")
-        record = RecordedRequest(
-            model,
-            prompt,
-            self.headers.get("Authorization"),
-            response_format.get("type") if isinstance(response_format, dict) else None,
-            body.get("max_tokens"),
-            len(users),
-        )
+        record = server.record_of(body, self.headers.get("Authorization"))
         arrived = time.monotonic()
         server._enter(record)
         try:
@@ -384,35 +432,17 @@ class _Handler(BaseHTTPRequestHandler):
             server._leave()
         with server._cond:
             server.arrivals.append((arrived, reply.status))
-        if reply.status != 200:
-            kind = "server_error" if reply.status >= 500 else "invalid_request_error"
-            self._send(reply.status, {"error": {"message": reply.text, "type": kind}}, reply.headers)
-            return
-        prompt_tokens, completion_tokens = len(prompt.split()), len(reply.text.split())
-        self._send(
-            200,
-            {
-                "id": f"chatcmpl-{server.count()}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": reply.text},
-                        "finish_reason": reply.finish_reason,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            },
-        )
+        self._send(reply.status, server.payload_of(record, reply), reply.headers)
 
-    def _send(self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()) -> None:
-        data = json.dumps(payload).encode()
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        server = self.judge_server
+        if server.batch is not None and server.batch.handles(self.path):
+            self._send(*server.batch.get(self.path, server))
+            return
+        self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
+    def _send(self, status: int, payload: Any, headers: tuple[tuple[str, str], ...] = ()) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         try:
             self.send_response(status)
             for name, value in headers:

@@ -21,6 +21,7 @@ from helm_mtsamples_ext.annotator import JudgeAnnotator
 from helm_mtsamples_ext.endpoints import endpoint_deployment_name
 from helm_mtsamples_ext.judge_call import JudgeAccessError, classify
 from helm_mtsamples_ext.judging import DIMENSIONS
+from helm_mtsamples_ext.record import ANNOTATION_KEY
 from tests.judge_server import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
 
@@ -155,9 +156,19 @@ def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
     record, server = panel_record
     steady = record["steady"]
     (prompt,) = server.prompts_for("steady")
-    assert list(steady) == [*DIMENSIONS, "status", "tokens", "structured", "model_deployment"]
+    assert list(steady) == [
+        *DIMENSIONS,
+        "status",
+        "tokens",
+        "tokens_in",
+        "tokens_out",
+        "structured",
+        "model_deployment",
+    ]
     reply = verdict_json(server.scores_for("steady", prompt), prompt)
-    assert steady["tokens"] == len(prompt.split()) + len(reply.split())
+    verdict_tokens = len(reply.split())
+    assert (steady["tokens_in"], steady["tokens_out"]) == (len(prompt.split()), verdict_tokens)
+    assert steady["tokens"] == steady["tokens_in"] + steady["tokens_out"]
     assert steady["structured"] == "json_schema"
     assert steady["model_deployment"] == endpoint_deployment_name(server.base_url, "steady")
     assert steady["accuracy"]["explanation"] == json.loads(reply)["accuracy"]["explanation"]
@@ -215,6 +226,7 @@ def test_out_of_range_scores_are_named_in_invalid(panel_record: tuple[dict[str, 
 def test_every_call_of_a_failed_judge_counts_its_tokens(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
     record, _ = panel_record
     assert record["nonsense"]["tokens"] > record["steady"]["tokens"]
+    assert record["nonsense"]["tokens_in"] > record["steady"]["tokens_in"], "the repair turns' prompts count too"
 
 
 def test_each_failure_is_logged_once_naming_judge_and_instance(
@@ -494,3 +506,64 @@ def test_an_empty_answer_is_not_sent_to_judges(tmp_path: Path, answer: str, use_
         record = make_annotator(tmp_path, judge_specs(server, ["steady"]), use_think=use_think).annotate(state(answer))
         assert server.count() == 0
     assert record == {"failed_judges": [], "answer": "empty"}
+
+
+# ---------------------------------------------------------------- the whole run at once (annotate_all)
+
+
+def notes(n: int, start: int = 0) -> list[RequestState]:
+    return [state(note=f"{NOTE} Case {i}.", instance_id=f"n{i}") for i in range(start, start + n)]
+
+
+def test_helm_hands_the_annotator_every_note_of_the_run_at_once() -> None:
+    """HELM's AnnotationExecutor calls annotate_all (not annotate per note) only when this is set."""
+    assert JudgeAnnotator.use_global_metric is True
+
+
+def test_a_whole_run_keeps_every_endpoint_at_its_own_limit_not_the_threads(tmp_path: Path) -> None:
+    """Four notes × three judges with judge_max_concurrency=6: six calls in flight at once (the server holds
+    each until it has seen six), where one of HELM's threads judging a note at a time would send three."""
+    with JudgeServer(dict.fromkeys(["a", "b", "c"], "steady"), rendezvous=6, rendezvous_timeout=5) as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, ["a", "b", "c"]), judge_max_concurrency=6)
+        annotator.annotate_all(notes(4))
+        assert server.max_in_flight == 6
+
+
+def test_a_whole_run_gives_the_records_and_cache_keys_of_note_by_note_judging(
+    panel: JudgeServer, tmp_path: Path
+) -> None:
+    """annotate_all's records, in HELM's {name: record} shape, equal annotate's; and annotate on the same cache
+    afterwards makes zero calls, so the cache keys are the same."""
+    models = ["steady", "nonsense", "rate_limited", "partial", "repairable"]
+    states = notes(3) + [state(answer="  ", instance_id="empty")]
+    whole = make_annotator(tmp_path / "one", judge_specs(panel, models)).annotate_all(states)
+    calls = panel.count()
+    by_note = [make_annotator(tmp_path / "one", judge_specs(panel, models)).annotate(s) for s in states]
+    assert panel.count() == calls
+    assert whole == [{ANNOTATION_KEY: record} for record in by_note]
+
+
+def test_a_killed_run_run_again_makes_only_the_calls_not_answered(panel: JudgeServer, tmp_path: Path) -> None:
+    """The first two notes were judged before the run died; the whole run again calls only for the other three."""
+    models = ["steady", "partial"]
+    make_annotator(tmp_path, judge_specs(panel, models)).annotate_all(notes(2))
+    before = panel.count()
+    records = make_annotator(tmp_path, judge_specs(panel, models)).annotate_all(notes(5))
+    assert panel.count() - before == 3 * len(models)
+    assert all(r[ANNOTATION_KEY]["failed_judges"] == [] for r in records)
+
+
+def test_a_refused_key_stops_the_whole_run_at_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JUDGE_API_KEY", "sk-wrong-0000")
+    with JudgeServer({"leaky": "leaky"}) as server:
+        annotator = make_annotator(tmp_path, judge_specs(server, ["leaky"]), judge_max_concurrency=1)
+        with pytest.raises(JudgeAccessError, match="refused its key"):
+            annotator.annotate_all(notes(20))
+        assert server.count() <= 2
+
+
+def test_the_progress_bar_counts_notes_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with JudgeServer({"a": "steady"}) as server:
+        make_annotator(tmp_path, judge_specs(server, ["a"])).annotate_all(notes(3))
+    err = capsys.readouterr().err
+    assert "Judging notes" in err and "3/3" in err

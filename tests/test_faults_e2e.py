@@ -53,14 +53,14 @@ def test_a_refused_key_fails_the_run_then_a_rate_limited_rerun_makes_exactly_the
     mirror: NoteMirror, tmp_path: Path
 ) -> None:
     with JudgeServer({"a": Behaviour("steady", FIXED), "b": Behaviour("steady", FIXED)}, api_key=RIGHT) as judge:
-        entry = f"{P}:model=simple/model1,judges=a+b,judge_base_url={judge.base_url}"
+        entry = f"{P}:model=simple/model1,judges=a+b,judge_base_url={judge.base_url},judge_max_concurrency=2"
         args = ["--run-entries", entry, "--suite", "keys", "-m", "3", "-n", "1"]
         output = helm_run_failing(*args, cwd=tmp_path, env=user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url,
                                                                    JUDGE_API_KEY=WRONG))  # fmt: skip
         line = line_with(output, "refused its key")
         assert judge.base_url.rstrip("/") in line and "HTTP 401" in line and "JUDGE_API_KEY_1" in line
         assert WRONG not in output
-        assert judge.count() <= 2, "the run stops at the first refusal, not once per note"
+        assert judge.count() <= 2, "the run stops with the calls in flight at the first refusal, not once per note"
 
         judge.rate_limit = (4, 2.0)  # the right key now, and the endpoint pushes back with 429 + Retry-After
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url, JUDGE_API_KEY=RIGHT)

@@ -15,6 +15,8 @@ OK_ENTRY: dict[str, Any] = {
     "status": "ok",
     "invalid": {"clarity": '"N/A" is not an integer 1-5'},
     "tokens": 812,
+    "tokens_in": 700,
+    "tokens_out": 112,
     "structured": "json_schema",
     "model_deployment": "openai/gpt-4o-mini",
 }

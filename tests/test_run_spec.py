@@ -182,6 +182,7 @@ def test_duplicate_judges_get_distinct_names() -> None:
         ({"judge_rpm": "0"}, "judge_rpm"),
         ({"max_unjudged": "1.5"}, "max_unjudged must be a share between 0 and 1"),
         ({"judge_timout": "5"}, "unknown argument"),
+        ({"judge_batch": "yes please"}, "judge_batch must be true or false"),
     ],
 )
 def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
@@ -222,3 +223,11 @@ def test_new_judging_arguments_reach_the_annotator_and_metric_only_when_set() ->
     )
     assert tuned.metric_specs[-1].args["max_unjudged"] == 0.1
     assert "max_unjudged=0.1" in tuned.name and "judge_rpm=500" in tuned.name
+
+
+def test_judge_batch_reaches_the_annotator_but_not_the_run_name() -> None:
+    """How judging is paid changes no result: a batch-judged run is the same run as a direct one."""
+    batched = get_mtsamples_procedures_spec(judge_batch="true")
+    assert batched.annotators[0].args["judge_batch"] is True
+    assert batched.name == get_mtsamples_procedures_spec().name
+    assert "judge_batch" not in get_mtsamples_procedures_spec(judge_batch="false").annotators[0].args

@@ -196,6 +196,28 @@ def test_the_tap_records_the_total_tokens_of_the_response(response: Any, tokens:
     assert tap.take() == (tokens, None)
 
 
+@pytest.mark.parametrize(
+    ("response", "split"),
+    [
+        ({"usage": {"total_tokens": 321, "prompt_tokens": 300, "completion_tokens": 21}}, (300, 21)),
+        ({"usage": {"total_tokens": 321}}, (None, None)),
+        ({"usage": {"prompt_tokens": True, "completion_tokens": "21"}}, (None, None)),
+        ({"choices": []}, (None, None)),
+    ],
+    ids=["usage", "total-only", "not-integers", "no-usage"],
+)
+def test_the_tap_records_input_and_output_tokens_apart(response: Any, split: tuple[int | None, int | None]) -> None:
+    """What judging cost needs prompt and completion tokens apart (they are priced apart); taken once."""
+    tap = CacheTap(FakeCache())
+    tap.get({"model": "m"}, lambda: response)
+    assert [tap.take_split(), tap.take_split()] == [split, (None, None)]
+
+
+def test_an_answer_carries_its_input_and_output_tokens() -> None:
+    sent = classify(answered("{}", "stop"), tokens=57, split=(50, 7))
+    assert (sent.tokens, sent.tokens_in, sent.tokens_out) == (57, 50, 7)
+
+
 def test_take_resets_what_the_tap_saw() -> None:
     """Each call's tokens and exception are taken once: the next take sees nothing from it."""
     tap = CacheTap(FakeCache())

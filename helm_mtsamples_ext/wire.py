@@ -28,6 +28,8 @@ from helm_mtsamples_ext.throttle import parse_retry_after
 
 REPLY_CAP = 64 * 1024
 """Characters of a judge reply beyond which it is a failure ("reply too long"): a verdict is a few hundred."""
+CONTEXT_FAILURE = "prompt too long for the judge's context"
+"""How a context-length failure begins, so the unjudged summary can group it apart from what a re-run fixes."""
 STORED_REPLY_CAP = 16 * 1024
 """Characters of a failed reply kept in the record (with its full length)."""
 _CONTEXT = re.compile(
@@ -196,7 +198,7 @@ def context_failure(message: str) -> str | None:
     found = _TOKENS.search(message) or _REQUESTED.search(message)
     size = f" ({found.group(1)} tokens)" if found else ""
     return (
-        f"prompt too long for the judge's context{size}: give the judge a larger context (vLLM --max-model-len, "
+        f"{CONTEXT_FAILURE}{size}: give the judge a larger context (vLLM --max-model-len, "
         "llama.cpp --n_ctx) or use a judge with one"
     )
 

@@ -116,8 +116,14 @@ class _Turn:
 
 @dataclass
 class _Attempts:
-    """What the attempts of one turn have seen so far: timeouts, the format last used, a repeating fault."""
+    """The attempts of one turn: whom they go to, the shared state they update, and what they have seen so far
+    (timeouts, the format last used, a repeating server error)."""
 
+    target: JudgeTarget
+    turn: _Turn
+    gate: EndpointGate
+    breaker: Breaker
+    formats: FormatMemory
     timeouts: int = 0
     mode: str | None = None
     fault: tuple[int | None, str] | None = None
@@ -285,7 +291,7 @@ class JudgeCaller:
         if replayed is not None:
             return replayed
         self._endpoint_ready(target)
-        return self._live(target, turn, gate, breaker, formats)
+        return self._live(_Attempts(target, turn, gate, breaker, formats))
 
     def _replay(self, target: JudgeTarget, turn: _Turn, formats: FormatMemory) -> tuple[Sent, str] | None:
         """The turn's reply from HELM's cache alone, trying the format in use first, then the others."""
@@ -307,11 +313,15 @@ class JudgeCaller:
         tap.take()
         return None
 
-    def _live(
-        self, target: JudgeTarget, turn: _Turn, gate: EndpointGate, breaker: Breaker, formats: FormatMemory
-    ) -> tuple[Sent, str | None]:
+    def _live(self, attempts: _Attempts) -> tuple[Sent, str | None]:
         """The turn against the server, retried through transient faults until the deadline."""
-        attempts = _Attempts()
+        target, turn, gate, breaker, formats = (
+            attempts.target,
+            attempts.turn,
+            attempts.gate,
+            attempts.breaker,
+            attempts.formats,
+        )
 
         def attempt() -> Sent:
             if self.fatal is not None:
@@ -329,7 +339,7 @@ class JudgeCaller:
                 sent = self._exchange(target, turn.request(target, mode))
             finally:
                 gate.release()
-            return self._judge(target, sent, mode, gate, breaker, formats, attempts)
+            return self._judge(attempts, sent, mode)
 
         def wait(state: RetryCallState) -> float:
             sent = state.outcome.exception().sent if state.outcome and state.outcome.failed else None  # type: ignore[union-attr]
@@ -373,17 +383,9 @@ class JudgeCaller:
         tokens, error = tap.take() if tap is not None else (None, None)
         return classify(result, error, tokens)
 
-    def _judge(
-        self,
-        target: JudgeTarget,
-        sent: Sent,
-        mode: str,
-        gate: EndpointGate,
-        breaker: Breaker,
-        formats: FormatMemory,
-        attempts: _Attempts,
-    ) -> Sent:
+    def _judge(self, attempts: _Attempts, sent: Sent, mode: str) -> Sent:
         """Update the shared state from one exchange; raise _Transient for what waiting can fix."""
+        target, gate, breaker, formats = attempts.target, attempts.gate, attempts.breaker, attempts.formats
         if sent.kind in ("timeout", "connection", "not_completion"):
             breaker.unanswered(self._scrub(sent.error)[:200])
             if sent.kind == "not_completion":
@@ -403,7 +405,9 @@ class JudgeCaller:
                     f"set {target.key_hint}"
                 )
             )
-        if sent.kind not in ("context", "too_long") and formats.refused(mode, sent.status, sent.error):
+        if sent.kind not in ("context", "too_long") and formats.refused(
+            mode, sent.status, sent.error, attempts.turn.prompt
+        ):
             hwarn(
                 f"judge {target.name}: the endpoint refused response_format {mode} "
                 f"({clip(self._scrub(sent.error), 120)}); using {formats.current} from now on"

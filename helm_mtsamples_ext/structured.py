@@ -10,9 +10,10 @@ give a 4.5; even a 135M model returns a parseable verdict. But servers disagree 
 - ``off``: no constraint, the plain prompt and the tolerant parser (the last resort).
 
 ``auto`` tries them in that order once per endpoint and model, then keeps what worked (``FormatMemory``).
-A format is dropped only on evidence: the refusal names the format, or the same format was refused twice
-before anything worked; once a format has worked it is never dropped (a later 500 is the server's, not
-the format's). A prompt too long for the judge's context is never evidence (judge_call.py checks it first).
+A format is dropped only on evidence: the refusal names the format, or the same format was refused for
+two different prompts before anything worked (one prompt failing again and again is that prompt's
+problem); once a format has worked it is never dropped (a later 500 is the server's, not the format's).
+A prompt too long for the judge's context is never evidence (judge_call.py checks it first).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class FormatMemory:
     modes: tuple[str, ...]
     index: int = 0
     confirmed: bool = False
-    refusals: int = 0
+    refused_prompts: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -104,21 +105,21 @@ class FormatMemory:
         """``mode`` got a reply (live or from HELM's cache): keep it for every later call."""
         with self._lock:
             if mode in self.modes and not self.confirmed:
-                self.index, self.confirmed, self.refusals = self.modes.index(mode), True, 0
+                self.index, self.confirmed = self.modes.index(mode), True
+                self.refused_prompts.clear()
 
-    def refused(self, mode: str, status: int | None, error: str) -> bool:
-        """The server answered ``status``/``error`` to ``mode``: True when the call should be made again in
-        the format now current (this refusal was evidence enough, or another call already moved on)."""
+    def refused(self, mode: str, status: int | None, error: str, prompt: str = "") -> bool:
+        """The server answered ``status``/``error`` to ``mode`` for ``prompt``: True when the call should be
+        made again in the format now current (this refusal was evidence enough, or another call moved on)."""
         if mode == "off" or status not in FORMAT_SUSPECT_STATUS:
             return False
         with self._lock:
             if self.confirmed:
                 return False
             if self.current == mode:
-                if _NAMES_FORMAT.search(error) or self.refusals >= 1:
+                self.refused_prompts.add(hash(prompt))
+                if _NAMES_FORMAT.search(error) or len(self.refused_prompts) >= 2:
                     if self.index + 1 < len(self.modes):
                         self.index += 1
-                        self.refusals = 0
-                else:
-                    self.refusals += 1
+                        self.refused_prompts.clear()
             return self.current != mode

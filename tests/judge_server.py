@@ -275,6 +275,8 @@ class JudgeServer:
     def respond(self, request: RecordedRequest) -> Reply:
         """The reply to one request, as the judge's behaviour and the server's faults say."""
         model, prompt, authorization = request.model, request.prompt, request.authorization
+        if self.html_page:
+            return Reply(200, HTML_PAGE, html=True)
         behaviour = self.judges.get(model)
         if behaviour is None:
             return Reply(404, f"model {model!r} not served")
@@ -399,10 +401,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         server = self.judge_server
-        if server.html_page:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self._send_raw(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
-            return
         length = int(self.headers.get("Content-Length") or 0)
         try:
             body = json.loads(self.rfile.read(length) or b"{}")

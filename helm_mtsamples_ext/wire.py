@@ -16,13 +16,15 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import openai
-from helm.common.request import RequestResult
+from helm.clients.auto_client import AutoClient
+from helm.clients.client import Client
+from helm.common.request import Request, RequestResult
 
 from helm_mtsamples_ext.throttle import parse_retry_after
 
@@ -249,3 +251,62 @@ def classify(result: RequestResult, error: BaseException | None = None, tokens: 
     if status is None and result.error_flags is not None and result.error_flags.is_retriable is False:
         return Sent("client", error=message)
     return Sent("server", error=f"HTTP {status}: {message}" if status else f"call error: {message}", status=status)
+
+
+class JudgeClients:
+    """The HELM clients of a run's judges, each behind a CacheTap: one exchange, or a replay from the cache
+    alone. Through ``AutoClient._get_client``, not ``AutoClient.make_request`` (whose own retries, 5 s·2^n,
+    would stack on ours and cannot see a Retry-After); thread-safe."""
+
+    def __init__(self, auto_client: AutoClient, scrub: Callable[[str], str]) -> None:
+        if not callable(getattr(auto_client, "_get_client", None)):
+            raise RuntimeError(
+                "helm-mtsamples-ext needs HELM's AutoClient._get_client (crfm-helm 0.5.x); this HELM has none"
+            )
+        self._auto_client = auto_client
+        self._scrub = scrub
+        self._clients: dict[str, Client] = {}
+        self._lock = threading.Lock()
+
+    def get(self, deployment: str) -> Client:
+        with self._lock:
+            if deployment not in self._clients:
+                client = self._auto_client._get_client(deployment)
+                install_tap(client, self._scrub)
+                self._clients[deployment] = client
+            return self._clients[deployment]
+
+    def exchange(self, deployment: str, request: Request) -> Sent:
+        """One request through HELM's client and cache, classified."""
+        client = self.get(deployment)
+        tap = install_tap(client, self._scrub)
+        if tap is not None:
+            tap.take()
+        try:
+            with quiet_client_errors():
+                result = client.make_request(request)
+        except Exception as e:  # a client raising instead of returning an error result
+            result = RequestResult(
+                success=False, embedding=[], completions=[], cached=False, error=f"{type(e).__name__}: {e}"
+            )
+        tokens, error = tap.take() if tap is not None else (None, None)
+        return classify(result, error, tokens)
+
+    def replay(self, deployment: str, requests: Iterable[tuple[str, Request]]) -> tuple[Sent, str] | None:
+        """The first of ``(label, request)`` that HELM's cache answers, without reaching any server."""
+        client = self.get(deployment)
+        tap = install_tap(client, self._scrub)
+        if tap is None:
+            return None
+        for label, request in requests:
+            try:
+                with tap.replay_only():
+                    result = client.make_request(request)
+            except NotCached:
+                continue
+            tokens, _ = tap.take()
+            sent = classify(result, None, tokens)
+            if sent.kind == "ok":
+                return sent, label
+        tap.take()
+        return None

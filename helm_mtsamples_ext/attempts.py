@@ -19,7 +19,7 @@ from helm.common.request import Request
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from helm_mtsamples_ext.structured import FormatMemory, response_format
-from helm_mtsamples_ext.throttle import Breaker, EndpointGate, GateTimeout, backoff
+from helm_mtsamples_ext.throttle import NOTICE_EVERY, Breaker, EndpointGate, GateTimeout, backoff
 from helm_mtsamples_ext.wire import Sent, clip
 
 
@@ -143,7 +143,8 @@ class TurnAttempts:
         if sent is not None and sent.kind in ("rate_limited", "format"):
             return 0.0 if sent.kind == "format" else backoff(1, 0.25)  # the gate holds everyone back
         left = max(0.0, self.turn.deadline - self.clock())
-        seconds = min(backoff(state.attempt_number, self.settings.retry_base), left)
+        # at most NOTICE_EVERY: each wait is announced, so a line comes at least that often
+        seconds = min(backoff(state.attempt_number, self.settings.retry_base, cap=NOTICE_EVERY), left)
         if sent is not None:
             hwarn(
                 f"judge {self.target.name}: {clip(self.scrub(sent.error), 160)}; retrying in {seconds:.1f} s "

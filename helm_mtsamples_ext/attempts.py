@@ -23,9 +23,14 @@ from helm_mtsamples_ext.throttle import NOTICE_EVERY, Breaker, EndpointGate, Gat
 from helm_mtsamples_ext.wire import Sent, clip
 
 
-class JudgeAccessError(RuntimeError):
+class JudgeAccessError(SystemExit):
     """A judge cannot be used as configured (no key, a refused key, no such deployment, no API at its URL):
-    the run fails."""
+    ``helm-run`` stops with this one line, last, and exit status 1. A SystemExit because HELM wraps every
+    Exception from an annotator in its own error and prints two tracebacks around the line; a
+    SystemExit passes its threads and runner untouched, and Python prints its message alone."""
+
+    def __str__(self) -> str:
+        return str(self.code)
 
 
 @dataclass(frozen=True)

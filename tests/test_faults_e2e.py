@@ -166,8 +166,9 @@ def test_a_judge_url_serving_an_html_page_fails_the_run_before_any_judge_call(
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
         output = helm_run_failing("--run-entries", entry, "--suite", "html", "-m", "3", cwd=tmp_path, env=env)
         assert judge.count() == 0 and judge.get_requests == ["/v1/models"]
-    line = line_with(output, "answered with an HTML page")
-    assert judge.base_url in line and "not the OpenAI API: use the API root, e.g. http://127.0.0.1:" in line
+    line = last_line(output)
+    assert "answered with an HTML page" in line and judge.base_url in line
+    assert "not the OpenAI API: use the API root, e.g. http://127.0.0.1:" in line and "Traceback" not in output
 
 
 @pytest.fixture(scope="module")

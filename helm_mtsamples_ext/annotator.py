@@ -108,7 +108,7 @@ class JudgeAnnotator(Annotator):
                 url = normalise_base_url(spec.base_url)
                 deployment = register_endpoint_deployment(url, spec.model, judge_timeout)
                 hint = key_settings(keys[url].position, url)
-                target = JudgeTarget(spec.name, deployment, deployment, endpoint_host(url), url, hint)
+                target = JudgeTarget(spec.name, deployment, deployment, endpoint_host(url), url, hint, base_url=url)
             else:
                 deployment = spec.model_deployment or spec.model
                 host = deployment.split("/")[0]

@@ -26,7 +26,7 @@ from urllib.request import url2pathname
 
 import requests
 from helm.common.hierarchical_logger import hlog, hwarn
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential, wait_random
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm import tqdm
 
 PINNED_COMMIT = "c4c252443fa9c52afb6960f53e51be278639bea2"
@@ -64,6 +64,15 @@ class DataError(Exception):
     def __init__(self, message: str, failures: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.failures: dict[str, str] = dict(failures or {})
+
+
+class NoteHostUnreachable(DataError):
+    """The note host cannot be reached at all (offline, unknown host, refused): no retry can help, and the
+    fix is a mirror, so this fails within seconds naming ``MTSAMPLES_PROCEDURES_BASE_URL``."""
+
+
+CONNECT_TIMEOUT = 5.0
+"""Seconds a request may take to connect (a host that drops packets is unreachable within it)."""
 
 
 class _TransientHTTPError(Exception):
@@ -201,7 +210,8 @@ class _Fetcher:
             self._sessions.clear()
 
     def _get_once(self, name: str) -> bytes:
-        response = self._session().get(note_url(self.base, name), timeout=self.retry.timeout)
+        timeout = (min(CONNECT_TIMEOUT, self.retry.timeout), self.retry.timeout)
+        response = self._session().get(note_url(self.base, name), timeout=timeout)
         with response:
             if response.status_code == 429 or response.status_code >= 500:
                 raise _TransientHTTPError(f"HTTP {response.status_code}")
@@ -209,29 +219,42 @@ class _Fetcher:
                 raise _FetchError(f"HTTP {response.status_code} for {response.url}")
             return response.content
 
-    def fetch(self, name: str) -> bytes:
+    def fetch(self, name: str, first: bool = False) -> bytes:
+        """The note's bytes. For the ``first`` note of a batch, a host that takes no connection at all is
+        NoteHostUnreachable at once: retrying 429 files against it cost two minutes offline."""
         if self.local_dir is not None:
             try:
                 return (self.local_dir / name).read_bytes()
             except OSError as e:
                 raise _FetchError(f"cannot read {self.local_dir / name}: {e}") from e
+
+        def worth_retrying(error: BaseException) -> bool:
+            unreachable = first and isinstance(error, requests.RequestException) and _no_connection(error)
+            return isinstance(error, _RETRYABLE) and not unreachable
+
         retrying = Retrying(
             stop=stop_after_attempt(self.retry.attempts),
             # jittered exponential backoff, so 16 workers hitting a 429 do not retry in lockstep
             wait=wait_exponential(multiplier=self.retry.wait_initial, max=self.retry.wait_max)
             + wait_random(0, self.retry.wait_initial),
-            retry=retry_if_exception_type(_RETRYABLE),
+            retry=retry_if_exception(worth_retrying),
             reraise=True,
         )
         try:
             return retrying(self._get_once, name)
         except (_TransientHTTPError, requests.RequestException) as e:
+            if first and isinstance(e, requests.RequestException) and _no_connection(e):
+                host = urlparse(self.base).netloc
+                raise NoteHostUnreachable(
+                    f"the note host {host} cannot be reached ({_reason(e)}). Offline? Set {BASE_URL_ENV} to a "
+                    "mirror URL, a file:// URL or a directory holding the notes"
+                ) from None
             what = str(e) if isinstance(e, _TransientHTTPError) else f"{type(e).__name__}: {e}"
             raise _FetchError(f"{what} (gave up after {self.retry.attempts} attempts)") from e
 
 
-def _fetch_verified(fetcher: _Fetcher, entry: ManifestEntry, path: Path) -> None:
-    data = fetcher.fetch(entry.name)
+def _fetch_verified(fetcher: _Fetcher, entry: ManifestEntry, path: Path, first: bool = False) -> None:
+    data = fetcher.fetch(entry.name, first)
     problem = _integrity_problem(data, entry)
     if problem is not None:
         raise _FetchError(problem)
@@ -273,17 +296,13 @@ def ensure_notes(
 
     hlog(f"Fetching {len(to_fetch)} of {len(entries)} MTSamples Procedures notes from {base} into {cache}")
     failures: dict[str, str] = {}
-    with (
-        closing(_Fetcher(base, retry)) as fetcher,
-        ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(to_fetch)))) as pool,
-        tqdm(total=len(to_fetch), desc="MTSamples notes", unit="file", disable=not progress) as bar,
-    ):
-        futures = {pool.submit(_fetch_verified, fetcher, e, paths[e.name]): e for e in to_fetch}
-        for future in as_completed(futures):
-            error = future.exception()
-            if error is not None:
-                failures[futures[future].name] = str(error) or type(error).__name__
-            bar.update(1)
+    with closing(_Fetcher(base, retry)) as fetcher:
+        first = to_fetch[0]
+        try:  # alone first: an unreachable host fails here (NoteHostUnreachable), not 429 times
+            _fetch_verified(fetcher, first, paths[first.name], first=True)
+        except (_FetchError, OSError) as e:
+            failures[first.name] = str(e) or type(e).__name__
+        _fetch_all(fetcher, to_fetch[1:], paths, failures, max_workers, progress)
     if failures:
         ordered = {e.name: failures[e.name] for e in to_fetch if e.name in failures}
         lines = "\n".join(f"  {name}: {reason}" for name, reason in ordered.items())
@@ -293,3 +312,45 @@ def ensure_notes(
             ordered,
         )
     return paths
+
+
+def _no_connection(error: requests.RequestException) -> bool:
+    """No connection could be made at all (unknown host, refused, unroutable, connect timeout)."""
+    if isinstance(error, requests.ConnectTimeout):
+        return True
+    text = str(error)
+    return isinstance(error, requests.ConnectionError) and any(
+        marker in text
+        for marker in ("Failed to establish a new connection", "NameResolutionError", "Failed to resolve")
+    )
+
+
+def _reason(error: Exception) -> str:
+    text = str(error)
+    for marker in ("Name or service not known", "Temporary failure in name resolution", "Connection refused",
+                   "Network is unreachable", "No route to host", "timed out"):  # fmt: skip
+        if marker.lower() in text.lower():
+            return marker.lower()
+    return type(error).__name__
+
+
+def _fetch_all(
+    fetcher: _Fetcher,
+    to_fetch: list[ManifestEntry],
+    paths: dict[str, Path],
+    failures: dict[str, str],
+    max_workers: int,
+    progress: bool,
+) -> None:
+    if not to_fetch:
+        return
+    with (
+        ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(to_fetch)))) as pool,
+        tqdm(total=len(to_fetch), desc="MTSamples notes", unit="file", disable=not progress) as bar,
+    ):
+        futures = {pool.submit(_fetch_verified, fetcher, e, paths[e.name]): e for e in to_fetch}
+        for future in as_completed(futures):
+            error = future.exception()
+            if error is not None:
+                failures[futures[future].name] = str(error) or type(error).__name__
+            bar.update(1)

@@ -22,7 +22,9 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlparse
 
+import requests
 from helm.benchmark.model_deployment_registry import (
     DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT,
     ClientSpec,
@@ -35,8 +37,9 @@ from helm.benchmark.model_metadata_registry import (
     register_model_metadata,
 )
 from helm.clients.openai_client import OpenAIClient
-from helm.common.request import Request
+from helm.common.request import Request, RequestResult
 
+from helm_mtsamples_ext.deadline import whole_call_http_client
 from helm_mtsamples_ext.helm_compat import endpoint_tokenizer_name
 from helm_mtsamples_ext.structured import JudgeResponseFormat, json_object_format
 
@@ -52,7 +55,23 @@ class JudgeEndpointClient(OpenAIClient):
     """HELM's OpenAI client, which also sends a verdict schema the llama.cpp way when asked.
 
     HELM's client turns every ``response_format`` into ``{"type": "json_schema", ...}``; llama.cpp's
-    Python server refuses that (HTTP 500) and wants ``{"type": "json_object", "schema": ...}``."""
+    Python server refuses that (HTTP 500) and wants ``{"type": "json_object", "schema": ...}``.
+    Its ``timeout`` bounds each whole call, slow drip included (``deadline.py``)."""
+
+    _whole_calls = False
+
+    def _bound_whole_calls(self) -> None:
+        """Swap the SDK client for one whose every call ends within its timeout (once; HELM's constructor,
+        which differs between HELM versions, stays untouched)."""
+        if not self._whole_calls:
+            timeout = self.client.timeout
+            limit = timeout if isinstance(timeout, int | float) else (timeout.read if timeout else None) or 120.0
+            self.client = self.client.with_options(http_client=whole_call_http_client(float(limit)))
+            self._whole_calls = True
+
+    def _make_chat_request(self, request: Request) -> RequestResult:
+        self._bound_whole_calls()
+        return super()._make_chat_request(request)
 
     def _make_chat_raw_request(self, request: Request) -> dict[str, Any]:
         raw = super()._make_chat_raw_request(request)
@@ -210,3 +229,48 @@ def install_log_scrubber(secrets: str | Iterable[str]) -> None:
     for secret in [secrets] if isinstance(secrets, str) else secrets:
         if _is_secret(secret) and not any(isinstance(f, _ScrubFilter) and f.secret == secret for f in logger.filters):
             logger.addFilter(_ScrubFilter(secret))
+
+
+CHECK_TIMEOUT = 10.0
+
+
+def check_endpoint(base_url: str, key: str | None, timeout: float = CHECK_TIMEOUT) -> str | None:
+    """What is wrong with an OpenAI-compatible endpoint, from one ``GET {base}/models``; None when nothing is.
+
+    Only plain evidence fails: no connection (refused, unknown host, no answer) or an answer that is an HTML
+    page or not JSON at all. Any JSON answer passes, even an error (some servers have no ``/models``, and a
+    refused key is reported by the first call with the setting to fix)."""
+    url = normalise_base_url(base_url)
+    headers = {"Authorization": f"Bearer {key}"} if key and key != PLACEHOLDER_API_KEY else {}
+    try:
+        with requests.get(f"{url}/models", headers=headers, timeout=timeout, stream=True) as response:
+            head = response.raw.read(4096, decode_content=True) if response.raw is not None else b""
+            content_type = response.headers.get("Content-Type", "")
+            status = response.status_code
+    except requests.exceptions.ConnectionError as e:
+        reason = "unknown host" if "resolve" in str(e).lower() or "name or service" in str(e).lower() else None
+        return f"judge endpoint {url} cannot be reached ({reason or _short(e)}): start the server or fix judge_base_url"
+    except requests.RequestException as e:
+        return f"judge endpoint {url} cannot be reached ({_short(e)}): start the server or fix judge_base_url"
+    text = head.lstrip().lower()
+    root = urlparse(url)
+    example = f"{root.scheme}://{root.netloc}/v1"
+    if "html" in content_type.lower() or text.startswith((b"<!doctype", b"<html", b"<")):
+        return (
+            f"judge endpoint {url} answered with an HTML page (HTTP {status}), not the OpenAI API: use the API "
+            f"root, e.g. {example}"
+        )
+    if 200 <= status < 300 and not text.startswith((b"{", b"[")):
+        return (
+            f"judge endpoint {url} answered HTTP {status} with something that is not JSON: use the API root, "
+            f"e.g. {example}"
+        )
+    return None
+
+
+def _short(error: Exception) -> str:
+    text = str(error)
+    for marker in ("Connection refused", "timed out", "Name or service not known", "No route to host"):
+        if marker.lower() in text.lower():
+            return marker.lower()
+    return type(error).__name__

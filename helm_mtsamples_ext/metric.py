@@ -46,6 +46,7 @@ from helm_mtsamples_ext.scoring import (
     rating_matrix,
     score_note,
 )
+from helm_mtsamples_ext.wire import CONTEXT_FAILURE
 
 DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 
@@ -285,12 +286,26 @@ class MTSamplesProceduresMetric(Metric):
             for s, n in zip(states, notes, strict=True)
             if n.unjudged
         ]
-        reasons = ", ".join(f"{kind} ×{count}" for kind, count in failure_kinds(records).most_common(3))
-        summary = f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them ({reasons})"
+        kinds = failure_kinds(records)
+        too_long = sum(count for kind, count in kinds.items() if kind.startswith(CONTEXT_FAILURE))
+        fixable = Counter({kind: count for kind, count in kinds.items() if not kind.startswith(CONTEXT_FAILURE)})
+        reasons = ", ".join(f"{kind} ×{count}" for kind, count in fixable.most_common(3))
+        context = (
+            f"{too_long} judge calls had a {CONTEXT_FAILURE}, which no re-run fixes: give the judge a larger "
+            "context or use a judge with one"
+            if too_long
+            else ""
+        )
+        summary = f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them"
+        summary += f" ({'; '.join(part for part in (reasons, context) if part)})"
         if unjudged / len(notes) > self.max_unjudged:
+            rerun = (
+                " Re-running the same command makes only the failed judge calls (the rest replay from HELM's cache);"
+                if fixable
+                else ""
+            )
             raise UnjudgedNotesError(
-                f"{summary}; max_unjudged={self.max_unjudged:g}. Re-running the same command makes only the failed "
-                "judge calls (the rest replay from HELM's cache); max_unjudged=1 reports such notes instead."
+                f"{summary}; max_unjudged={self.max_unjudged:g}.{rerun} max_unjudged=1 reports such notes instead."
             )
         hwarn(f"{summary}; the reasons are in each note's '{ANNOTATION_KEY}' annotation")
 

@@ -309,3 +309,13 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
         + [MetricSpec(class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args=metric_args)],
         groups=[RUN_ENTRY_NAME],
     )
+
+
+def run_entry(**raw_args: Any) -> RunSpec:
+    """What ``helm-run`` calls for ``mtsamples_procedures``: the spec, or, for a bad argument, exactly one line
+    on stderr and exit status 1. HELM would print a ~25-line traceback around the ValueError; SystemExit is
+    the one exception its command line lets through without one."""
+    try:
+        return get_mtsamples_procedures_spec(**raw_args)
+    except ValueError as e:
+        raise SystemExit(f"{RUN_ENTRY_NAME}: {e}") from None

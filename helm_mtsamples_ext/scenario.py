@@ -29,7 +29,7 @@ from helm.benchmark.scenarios.scenario import (
 from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
-from helm_mtsamples_ext.data import ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
 
 MAX_NOTE_BYTES = 1_000_000
@@ -159,7 +159,12 @@ class MTSamplesProceduresScenario(Scenario):
         # Environment variables are read here, when the scenario loads, never at import.
         cache_dir = resolve_cache_dir(output_path)
         ensure_directory_exists(str(cache_dir))
-        paths = ensure_notes(cache_dir, base_url=resolve_base_url(self.base_url))
+        try:
+            paths = ensure_notes(cache_dir, base_url=resolve_base_url(self.base_url))
+        except NoteHostUnreachable as e:
+            # One line, last: HELM's runner would print a traceback per run and a RunnerError traceback after,
+            # and every other run of the command would fail the same way.
+            raise SystemExit(f"mtsamples_procedures: {e}") from None
         _record_notes_dir(cache_dir)
         batch = build_instances({name: path.read_bytes() for name, path in paths.items()}, self.extraction)
         skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(batch.skipped.items())) or "none"

@@ -9,12 +9,18 @@ give a 4.5; even a 135M model returns a parseable verdict. But servers disagree 
   allows ``text`` or ``json_object``) but takes ``{"type": "json_object", "schema": {...}}``;
 - ``off``: no constraint, the plain prompt and the tolerant parser (the last resort).
 
-``auto`` tries them in that order once per endpoint and model, then keeps what worked.
+``auto`` tries them in that order once per endpoint and model, then keeps what worked (``FormatMemory``).
+A format is dropped only on evidence: the refusal names the format, or the same format was refused for
+two different prompts before anything worked (one prompt failing again and again is that prompt's
+problem); once a format has worked it is never dropped (a later 500 is the server's, not the format's).
+A prompt too long for the judge's context is never evidence (judge_call.py checks it first).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from helm.common.response_format import ResponseFormat
@@ -23,6 +29,9 @@ from helm_mtsamples_ext.scoring import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off")
 FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")
+FORMAT_SUSPECT_STATUS = (400, 415, 422, 500, 501)
+"""How servers refuse a response_format they do not know."""
+_NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.IGNORECASE)
 
 
 def _dimension_schema() -> dict[str, Any]:
@@ -76,3 +85,41 @@ def modes_to_try(setting: str, supported: tuple[str, ...] = FALLBACK_ORDER) -> t
 def json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``response_format`` body llama.cpp-style servers accept."""
     return {"type": "json_object", "schema": schema}
+
+
+@dataclass
+class FormatMemory:
+    """Which response_format one judge (endpoint and model) gets, shared by all its calls; thread-safe."""
+
+    modes: tuple[str, ...]
+    index: int = 0
+    confirmed: bool = False
+    refused_prompts: set[int] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def current(self) -> str:
+        return self.modes[self.index]
+
+    def worked(self, mode: str) -> None:
+        """``mode`` got a reply (live or from HELM's cache): keep it for every later call."""
+        with self._lock:
+            if mode in self.modes and not self.confirmed:
+                self.index, self.confirmed = self.modes.index(mode), True
+                self.refused_prompts.clear()
+
+    def refused(self, mode: str, status: int | None, error: str, prompt: str = "") -> bool:
+        """The server answered ``status``/``error`` to ``mode`` for ``prompt``: True when the call should be
+        made again in the format now current (this refusal was evidence enough, or another call moved on)."""
+        if mode == "off" or status not in FORMAT_SUSPECT_STATUS:
+            return False
+        with self._lock:
+            if self.confirmed:
+                return False
+            if self.current == mode:
+                self.refused_prompts.add(hash(prompt))
+                if _NAMES_FORMAT.search(error) or len(self.refused_prompts) >= 2:
+                    if self.index + 1 < len(self.modes):
+                        self.index += 1
+                        self.refused_prompts.clear()
+            return self.current != mode

@@ -10,7 +10,10 @@ Why each piece exists (measured against real servers):
 - ``judge_rpm``: when the limit is known, a client-side limiter (pyrate-limiter) keeps under it, so
   there is no 429 at all.
 - The breaker: a judge that never answers would cost a timeout on every call of every note; after a
-  few timeouts in a row its calls fail at once, and one probe now and then tests it again.
+  few timeouts in a row (or calls ending in server errors) its calls fail at once, and one probe now
+  and then tests it again.
+- Readable waits: a 429 that moves the endpoint's wait is one warning line, and while calls wait for
+  it a line at least every ``NOTICE_EVERY`` seconds says for how much longer.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from email.utils import parsedate_to_datetime
 
 from pyrate_limiter import Duration, Limiter, Rate
 
+NOTICE_EVERY = 30.0
+"""Seconds between two "still waiting" lines while calls wait for an endpoint."""
 MAX_RETRY_AFTER = 3600.0
 """A Retry-After beyond an hour is taken as an hour (the call's own deadline still applies)."""
 
@@ -73,6 +78,8 @@ class EndpointGate:
         rpm: float | None = None,
         grow_after: int = 8,
         clock: Callable[[], float] = time.monotonic,
+        name: str = "the endpoint",
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         self.max_concurrency = max(1, int(max_concurrency))
         self.limit = self.max_concurrency
@@ -84,6 +91,9 @@ class EndpointGate:
         self._clock = clock
         self._cond = threading.Condition()
         self._limiter = Limiter(Rate(max(1, int(rpm)), Duration.MINUTE)) if rpm else None
+        self.name = name
+        self.notice = notice
+        self._noticed = clock()
 
     def acquire(self, deadline: float) -> None:
         """Wait for a slot; raises GateTimeout if none comes before ``deadline`` (a clock() value)."""
@@ -98,7 +108,12 @@ class EndpointGate:
                 if now >= deadline:
                     raise GateTimeout("no free slot before the deadline")
                 wake = self.blocked_until if now < self.blocked_until else deadline  # blocked_until <= deadline here
-                self._cond.wait(timeout=max(0.001, wake - now))
+                if now < self.blocked_until and now - self._noticed >= NOTICE_EVERY and self.notice is not None:
+                    self._noticed = now
+                    self.notice(
+                        f"{self.name}: calls still waiting {self.blocked_until - now:.0f} s as the server asked"
+                    )
+                self._cond.wait(timeout=max(0.001, min(wake, now + NOTICE_EVERY) - now))
         if self._limiter is not None:
             remaining = max(0.0, deadline - self._clock())
             if not self._limiter.try_acquire("endpoint", blocking=True, timeout=remaining):
@@ -118,15 +133,21 @@ class EndpointGate:
                 self._successes = 0
                 self._cond.notify_all()
 
-    def throttled(self, retry_after: float | None, fallback_wait: float) -> None:
-        """A 429: everyone waits ``retry_after`` (or ``fallback_wait``), and fewer calls go at once."""
+    def throttled(self, retry_after: float | None, fallback_wait: float) -> float | None:
+        """A 429: everyone waits ``retry_after`` (or ``fallback_wait``), and fewer calls go at once. Returns
+        the wait when this 429 set the endpoint's wait (worth a line), None when one already covered it."""
         with self._cond:
             self.rate_limited += 1
             self._successes = 0
             wait = retry_after if retry_after is not None else fallback_wait
-            self.blocked_until = max(self.blocked_until, self._clock() + wait)
+            now = self._clock()
+            moved = now + wait > self.blocked_until + 1.0
+            self.blocked_until = max(self.blocked_until, now + wait)
             self.limit = max(1, min(self.limit, self.in_flight) // 2)
+            if moved:
+                self._noticed = now
             self._cond.notify_all()
+            return wait if moved else None
 
 
 @dataclass

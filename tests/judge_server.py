@@ -29,8 +29,17 @@ Behaviours:
   repairable    prose without JSON, until a repair turn (a second user message) asks again: then valid
   parrot        one valid verdict, word for word the same whatever the prompt: a judge not reading the answer
   mangled       the reply SmolLM2-135M gave every note (issue 17): the format line with mangled placeholders
+  html          HTTP 200 with an HTML page (a proxy or web UI answering the chat route)
+  drip          the steady verdict's headers at once, then its body one byte every ``drip_seconds``
+  context_limit HTTP 400 ``context_length_exceeded`` (OpenAI's body) for a prompt over ``context_words``
+                words, else steady
+  huge          HTTP 200 with a reply of ``huge_bytes`` characters (10 MB by default)
+  leaky_500     HTTP 500 whose message repeats the Authorization header it got
+  leaky_200     HTTP 200 whose body is an error (no choices) repeating the Authorization header
 
-Server-wide faults: ``api_key`` (every call without that bearer token gets HTTP 401), ``rate_limit=(R, W)``
+Server-wide faults: ``html_page`` (every route, ``GET /v1/models`` included, answers 200 with an HTML
+page: a ``judge_base_url`` pointing at a web UI), ``api_key`` (every call without that bearer token gets
+HTTP 401), ``rate_limit=(R, W)``
 (at most R answered calls per rolling W seconds, then HTTP 429 with a Retry-After of the time until a slot
 frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms) or None).
 """
@@ -72,7 +81,15 @@ BEHAVIOURS = (
     "repairable",
     "parrot",
     "mangled",
+    "html",
+    "drip",
+    "context_limit",
+    "huge",
+    "leaky_500",
+    "leaky_200",
 )
+HTML_PAGE = "<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Web UI</h1></body></html>"
+BROADCAST_ERROR = "could not broadcast input array from shape (148,) into shape (15,)"
 ECHO = json.dumps(
     {
         "accuracy": {"score": 1, "explanation": "<one or two sentences>"},
@@ -95,6 +112,7 @@ class Behaviour:
     kind: str
     scores: dict[str, int] | None = None  # fixed scores; None derives them from the prompt
     fail_marker: str = "FAIL_JUDGES"
+    context_words: int = 1000
 
     def __post_init__(self) -> None:
         if self.kind not in BEHAVIOURS:
@@ -117,6 +135,10 @@ class Reply:
     text: str
     finish_reason: str = "stop"
     headers: tuple[tuple[str, str], ...] = ()
+    code: str | None = None  # the error body's "code" (OpenAI's context_length_exceeded)
+    html: bool = False  # the body is an HTML page, not JSON
+    drip: float = 0.0  # seconds between body bytes
+    error_body: bool = False  # a 200 whose JSON body is {"error": ...} (no choices)
 
 
 def hashed_scores(model: str, prompt: str) -> dict[str, int]:
@@ -149,6 +171,9 @@ class JudgeServer:
         retry_after: str | None = "seconds",
         cut_below: int = 2000,
         batch: BatchAPI | None = None,
+        html_page: bool = False,
+        drip_seconds: float = 2.0,
+        huge_bytes: int = 10 * 1024 * 1024,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -161,6 +186,10 @@ class JudgeServer:
         self.retry_after = retry_after
         self.cut_below = cut_below
         self.batch = batch
+        self.html_page = html_page
+        self.drip_seconds = drip_seconds
+        self.huge_bytes = huge_bytes
+        self.get_requests: list[str] = []  # paths of GET requests (the endpoint check's GET /models)
         self.rejected_429 = 0
         self.arrivals: list[tuple[float, int]] = []  # (time.monotonic() on arrival, HTTP status answered)
         self._answered: deque[float] = deque()
@@ -248,9 +277,9 @@ class JudgeServer:
 
     def payload_of(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
         """The JSON body answering ``record`` with ``reply``: a chat.completion, or an error."""
-        if reply.status != 200:
+        if reply.status != 200 or reply.error_body:
             kind = "server_error" if reply.status >= 500 else "invalid_request_error"
-            return {"error": {"message": reply.text, "type": kind}}
+            return {"error": {"message": reply.text, "type": kind, **({"code": reply.code} if reply.code else {})}}
         prompt_tokens, completion_tokens = len(record.prompt.split()), len(reply.text.split())
         return {
             "id": f"chatcmpl-{self.count()}",
@@ -320,6 +349,8 @@ class JudgeServer:
     def respond(self, request: RecordedRequest) -> Reply:
         """The reply to one request, as the judge's behaviour and the server's faults say."""
         model, prompt, authorization = request.model, request.prompt, request.authorization
+        if self.html_page:
+            return Reply(200, HTML_PAGE, html=True)
         behaviour = self.judges.get(model)
         if behaviour is None:
             return Reply(404, f"model {model!r} not served")
@@ -332,6 +363,9 @@ class JudgeServer:
             self._stopping.wait(self.latency)
         kind = behaviour.kind
         scores = self.scores_for(model, prompt)
+        fault = self._fault(behaviour, prompt, scores, authorization)
+        if fault is not None:
+            return fault
         if kind == "schema_refuser":
             if request.response_format == "json_schema":
                 return Reply(500, "1 validation error: response_format.type Input should be 'text' or 'json_object' "
@@ -354,6 +388,30 @@ class JudgeServer:
             return Reply(200, verdict_json(scores, prompt) if request.turns > 1 else "Let me think about this plan.")
         status, text = self._classic(behaviour, model, prompt, scores, authorization)
         return Reply(status, text)
+
+    def _fault(
+        self, behaviour: Behaviour, prompt: str, scores: dict[str, int], authorization: str | None
+    ) -> Reply | None:
+        """The faults real servers and gateways have (see the module docstring), or None."""
+        kind = behaviour.kind
+        if kind == "html":
+            return Reply(200, HTML_PAGE, html=True)
+        if kind == "drip":
+            return Reply(200, verdict_json(scores), drip=self.drip_seconds)
+        if kind == "context_limit" and len(prompt.split()) > behaviour.context_words:
+            return Reply(
+                400,
+                f"This model's maximum context length is {behaviour.context_words} tokens. However, your messages "
+                f"resulted in {len(prompt.split())} tokens. Please reduce the length of the messages.",
+                code="context_length_exceeded",
+            )
+        if kind == "huge":
+            return Reply(200, "x" * self.huge_bytes)
+        if kind == "leaky_500":
+            return Reply(500, f"upstream refused Authorization: {authorization}")
+        if kind == "leaky_200":
+            return Reply(200, f"upstream refused Authorization: {authorization}", error_body=True)
+        return None
 
     def _classic(
         self, behaviour: Behaviour, model: str, prompt: str, scores: dict[str, int], authorization: str | None
@@ -408,6 +466,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
 
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        server = self.judge_server
+        if server.batch is not None and server.batch.handles(self.path):
+            self._send(*server.batch.get(self.path, server))
+            return
+        with server._cond:
+            server.get_requests.append(self.path)
+        if server.html_page:
+            self._send_raw(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
+        elif self.path.rstrip("/").endswith("/models"):
+            models = [{"id": m, "object": "model", "owned_by": "loopback"} for m in server.judges]
+            self._send(200, {"object": "list", "data": models})
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         server = self.judge_server
         length = int(self.headers.get("Content-Length") or 0)
@@ -432,24 +505,41 @@ class _Handler(BaseHTTPRequestHandler):
             server._leave()
         with server._cond:
             server.arrivals.append((arrived, reply.status))
-        self._send(reply.status, server.payload_of(record, reply), reply.headers)
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        server = self.judge_server
-        if server.batch is not None and server.batch.handles(self.path):
-            self._send(*server.batch.get(self.path, server))
+        if reply.html:
+            self._send_raw(reply.status, reply.text.encode(), "text/html; charset=utf-8")
             return
-        self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
+        self._send(reply.status, server.payload_of(record, reply), reply.headers, drip=reply.drip)
 
-    def _send(self, status: int, payload: Any, headers: tuple[tuple[str, str], ...] = ()) -> None:
+    def _send(self, status: int, payload: Any, headers: tuple[tuple[str, str], ...] = (), drip: float = 0.0) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self._send_raw(status, data, "application/json", headers, drip)
+
+    def _send_raw(
+        self,
+        status: int,
+        data: bytes,
+        content_type: str,
+        headers: tuple[tuple[str, str], ...] = (),
+        drip: float = 0.0,
+    ) -> None:
+        """The reply; with ``drip``, headers at once and then the body one byte every ``drip`` seconds
+        (bounded: it stops when the server stops or the client hangs up)."""
+        stopping = self.judge_server._stopping
         try:
             self.send_response(status)
             for name, value in headers:
                 self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if not drip:
+                self.wfile.write(data)
+                return
+            self.wfile.flush()
+            for i in range(len(data)):
+                if stopping.wait(drip):
+                    return
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass

@@ -17,6 +17,7 @@ from helm_mtsamples_ext.data import (
     PINNED_COMMIT,
     DataError,
     ManifestEntry,
+    NoteHostUnreachable,
     RetryPolicy,
     ensure_notes,
     load_manifest,
@@ -223,14 +224,19 @@ def test_not_found_is_not_retried(tmp_path: Path, source: Source, mirror: NoteMi
     assert mirror.requests_for(name) == 1
 
 
-def test_unreachable_mirror_fails_every_note(tmp_path: Path, source: Source, mirror: NoteMirror) -> None:
-    """Connection refused on a cold cache: a DataError listing all notes, no partial files."""
+def test_an_unreachable_mirror_fails_at_once_with_one_line_naming_the_base_url_variable(
+    tmp_path: Path, source: Source, mirror: NoteMirror
+) -> None:
+    """Connection refused on a cold cache: no retries of every note, one line saying how to use a mirror,
+    no partial files."""
     _, manifest = source
     mirror.stop()
     cache = tmp_path / "cache"
-    with pytest.raises(DataError) as info:
+    with pytest.raises(NoteHostUnreachable) as info:
         _fetch(cache, mirror, manifest)
-    assert set(info.value.failures) == set(NOTES)
+    message = str(info.value)
+    assert "\n" not in message and "connection refused" in message
+    assert "MTSAMPLES_PROCEDURES_BASE_URL" in message and "file://" in message
     assert list(cache.iterdir()) == []
 
 

@@ -7,9 +7,12 @@ client; the model under test is HELM's offline simple/model1; the notes come fro
 
 from __future__ import annotations
 
+import socket
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,3 +162,154 @@ def test_judges_that_do_not_read_the_answer_leave_every_note_unjudged_and_a_read
     assert len(answers) >= 3, f"the rule needs three different answers to bite: {answers}"
     assert stat(run, f"{P}_reward")["mean"] == pytest.approx(0.8)
     assert (stat(run, f"{P}_same_verdict")["mean"], stat(run, f"{P}_unjudged")["mean"]) == (0, 0)
+
+
+# ---------------------------------------------------------------- faults of real servers, each with its bound
+
+KEY = "sk-echoed-by-the-gateway-9f8e7d6c"
+OBGYN = "Medical Specialty:Obstetrics / Gynecology"  # two of the first five notes
+
+
+def closed_port_url(path: str = "/v1") -> str:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{free.getsockname()[1]}{path}"
+
+
+def last_line(output: str) -> str:
+    return [line for line in output.splitlines() if line.strip()][-1]
+
+
+def records_of(run: Path, judge: str) -> list[dict[str, Any]]:
+    return [s["annotations"][P][judge] for s in request_states(run)]
+
+
+def test_a_judge_url_serving_an_html_page_fails_the_run_before_any_judge_call(
+    mirror: NoteMirror, tmp_path: Path
+) -> None:
+    with JudgeServer({"a": "steady"}, html_page=True) as judge:
+        entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url}"
+        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        output = helm_run_failing("--run-entries", entry, "--suite", "html", "-m", "3", cwd=tmp_path, env=env)
+        assert judge.count() == 0 and judge.get_requests == ["/v1/models"]
+    line = last_line(output)
+    assert "answered with an HTML page" in line and judge.base_url in line
+    assert "not the OpenAI API: use the API root, e.g. http://127.0.0.1:" in line and "Traceback" not in output
+
+
+@pytest.fixture(scope="module")
+def faulty_run(mirror: NoteMirror, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, JudgeServer]]:
+    """Five notes judged by a steady judge beside one judge per fault, defaults but judge_timeout=3 (the
+    drip's bound); every endpoint call carries a key that two of the judges echo back."""
+    cwd = tmp_path_factory.mktemp("faulty")
+    panel: dict[str, str | Behaviour] = {
+        "steady": Behaviour("steady", FIXED),
+        "repeats": Behaviour("fail_some", FIXED, fail_marker=OBGYN),
+        "drip": Behaviour("drip", FIXED),
+        "context": Behaviour("context_limit", FIXED, context_words=700),
+        "huge": "huge",
+        "leaky500": "leaky_500",
+        "leaky200": "leaky_200",
+    }
+    with JudgeServer(panel, drip_seconds=1.0, max_lifetime=600) as judge:
+        entry = f"{P}:model=simple/model1,judges={'+'.join(panel)},judge_base_url={judge.base_url},judge_timeout=3"
+        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url, JUDGE_API_KEY=KEY)
+        output = helm_tool(
+            "helm-run", "--run-entries", entry, "--suite", "faulty", "-m", "5", "-n", "1", cwd=cwd, env=env
+        )
+        yield cwd, output, judge
+
+
+def test_a_server_error_repeated_for_one_prompt_ends_that_call_after_three_tries(
+    faulty_run: tuple[Path, str, JudgeServer],
+) -> None:
+    cwd, _, judge = faulty_run
+    records = records_of(run_dir(cwd / "benchmark_output", "faulty"), "repeats")
+    failed = [r for r in records if r["status"] == "failed"]
+    assert len(failed) == 2 and all(r["failure"].startswith("server error repeats: HTTP 500") for r in failed)
+    prompts = [p for p in judge.prompts_for("repeats") if OBGYN in p]
+    assert sorted(Counter(prompts).values()) == [3, 3]
+
+
+def test_a_slow_drip_ends_as_a_timeout_and_the_others_are_judged(faulty_run: tuple[Path, str, JudgeServer]) -> None:
+    cwd, _, judge = faulty_run
+    records = records_of(run_dir(cwd / "benchmark_output", "faulty"), "drip")
+    assert all(r["status"] == "failed" for r in records)
+    assert {r["failure"].split(":")[0] for r in records} <= {"timed out", "judge unavailable"}
+    assert judge.count("drip") <= 2 * 5
+
+
+def test_prompts_too_long_for_the_context_fail_as_such_and_the_rest_keep_json_schema(
+    faulty_run: tuple[Path, str, JudgeServer],
+) -> None:
+    cwd, _, judge = faulty_run
+    records = records_of(run_dir(cwd / "benchmark_output", "faulty"), "context")
+    too_long = [r for r in records if r["status"] == "failed"]
+    assert len(too_long) == 2
+    assert all(r["failure"].startswith("prompt too long for the judge's context (") for r in too_long)
+    assert [r["structured"] for r in records if r["status"] == "ok"] == ["json_schema"] * 3
+    assert {r.response_format for r in judge.requests if r.model == "context"} == {"json_schema"}
+
+
+def test_a_ten_megabyte_reply_is_a_failure_that_leaves_the_outputs_small(
+    faulty_run: tuple[Path, str, JudgeServer],
+) -> None:
+    cwd, _, _ = faulty_run
+    run = run_dir(cwd / "benchmark_output", "faulty")
+    records = records_of(run, "huge")
+    assert all(r["failure"].startswith("reply too long (10485760 characters") for r in records)
+    assert (run / "scenario_state.json").stat().st_size < 1024 * 1024
+    assert sum(p.stat().st_size for p in (cwd / "prod_env").rglob("*") if p.is_file()) < 2 * 1024 * 1024
+
+
+def test_an_echoed_key_is_found_nowhere_under_the_working_directory(
+    faulty_run: tuple[Path, str, JudgeServer],
+) -> None:
+    cwd, output, judge = faulty_run
+    assert {r.authorization for r in judge.requests} == {f"Bearer {KEY}"}
+    assert files_containing(cwd, KEY) == [] and KEY not in output
+
+
+def test_expected_faults_log_no_traceback(faulty_run: tuple[Path, str, JudgeServer]) -> None:
+    _, output, _ = faulty_run
+    assert "Traceback" not in output
+    assert any("retrying in" in line and "judge repeats" in line for line in output.splitlines())
+
+
+def test_a_llamacpp_like_endpoints_finished_suite_reruns_with_the_server_stopped(
+    mirror: NoteMirror, tmp_path: Path
+) -> None:
+    """llama.cpp refuses json_schema with a 500 and answers json_object: the re-run needs no server."""
+    with JudgeServer({"llama": "schema_refuser", "b": "steady"}) as judge:
+        entry = f"{P}:model=simple/model1,judges=llama+b,judge_base_url={judge.base_url}"
+        args = ["--run-entries", entry, "--suite", "llama", "-m", "3", "-n", "1"]
+        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        helm_tool("helm-run", *args, cwd=tmp_path, env=env)
+        assert judge.count("llama") == 1 + 3
+    run = run_dir(tmp_path / "benchmark_output", "llama")
+    before = stat(run, f"{P}_reward")
+    assert all(s["annotations"][P]["llama"]["structured"] == "json_object" for s in request_states(run))
+
+    helm_tool("helm-run", *args, cwd=tmp_path, env=env)  # the judge server is gone
+    assert stat(run, f"{P}_reward") == before
+    assert all(s["annotations"][P]["failed_judges"] == [] for s in request_states(run))
+
+
+def test_a_bad_run_entry_argument_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
+    entry = f"{P}:model=simple/model1,judge_timeout=abc"
+    output = helm_run_failing(
+        "--run-entries", entry, "--suite", "bad", "--dry-run", "-m", "1", cwd=tmp_path, env=user_env()
+    )
+    assert "Traceback" not in output
+    assert [line for line in output.splitlines() if "judge_timeout" in line] == [
+        f"{P}: judge_timeout must be a positive number of seconds, got 'abc'"
+    ]
+
+
+def test_an_unreachable_note_host_fails_with_one_last_line_naming_the_base_url_variable(tmp_path: Path) -> None:
+    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=closed_port_url("/notes/"))
+    output = helm_run_failing("--run-entries", f"{P}:model=simple/model1", "--suite", "off", "-m", "1", cwd=tmp_path,
+                              env=env)  # fmt: skip
+    assert "Traceback" not in output
+    line = last_line(output)
+    assert "cannot be reached (connection refused)" in line and "MTSAMPLES_PROCEDURES_BASE_URL" in line

@@ -291,6 +291,31 @@ def test_unjudged_notes_past_max_unjudged_fail_the_run_with_the_reasons() -> Non
     assert "Re-running the same command makes only the failed judge calls" in message
 
 
+TOO_LONG = "prompt too long for the judge's context (1532 tokens): give the judge a larger context"
+
+
+@pytest.mark.parametrize(
+    ("failures", "too_long_calls", "rerun_advice"),
+    [([TOO_LONG, TOO_LONG], 4, False), ([TOO_LONG, "HTTP 500: boom"], 2, True)],
+    ids=["only prompts too long", "with a failure a re-run can fix"],
+)
+def test_prompts_too_long_for_the_context_are_grouped_apart_as_what_no_rerun_fixes(
+    failures: list[str], too_long_calls: int, rerun_advice: bool
+) -> None:
+    records = [
+        {"A": judge(), "B": judge(), "failed_judges": []},
+        *[
+            {"A": {**FAILED, "failure": f}, "B": {**FAILED, "failure": f}, "failed_judges": ["A", "B"]}
+            for f in failures
+        ],
+    ]
+    with pytest.raises(UnjudgedNotesError) as raised:
+        run_evaluate(["A", "B"], records)
+    message = str(raised.value)
+    assert f"{too_long_calls} judge calls had a prompt too long for the judge's context, which no re-run" in message
+    assert ("Re-running the same command" in message) is rerun_advice
+
+
 def test_unjudged_notes_within_max_unjudged_are_reported_not_fatal(caplog: pytest.LogCaptureFixture) -> None:
     """max_unjudged=1 keeps such runs: the stat counts them and the log says how many."""
     with caplog.at_level(logging.WARNING, logger="helm"):

@@ -16,6 +16,7 @@ from helm_mtsamples_ext.scoring import DIMENSIONS
 from helm_mtsamples_ext.structured import (
     FALLBACK_ORDER,
     VERDICT_SCHEMA,
+    FormatMemory,
     JudgeResponseFormat,
     json_object_format,
     modes_to_try,
@@ -210,3 +211,51 @@ def test_response_format_refuses_a_mode_that_is_not_concrete(mode: str) -> None:
 def test_the_json_object_body_is_the_llama_cpp_form() -> None:
     """llama.cpp's server takes ``{"type": "json_object", "schema": ...}``."""
     assert json_object_format(VERDICT_SCHEMA) == {"type": "json_object", "schema": VERDICT_SCHEMA}
+
+
+# ---------------------------------------------------------------- the format memory
+
+REFUSED_500 = "HTTP 500: could not broadcast input array"
+NAMED = "HTTP 500: response_format.type Input should be 'text' or 'json_object'"
+
+
+@pytest.mark.parametrize(
+    ("refusals", "current"),
+    [
+        ([("json_schema", 500, NAMED, "p1")], "json_object"),
+        ([("json_schema", 500, REFUSED_500, "p1")], "json_schema"),
+        ([("json_schema", 500, REFUSED_500, "p1")] * 3, "json_schema"),
+        ([("json_schema", 500, REFUSED_500, "p1"), ("json_schema", 500, REFUSED_500, "p2")], "json_object"),
+        ([("json_schema", 429, NAMED, "p1")], "json_schema"),
+        ([("json_schema", 400, NAMED, "p1"), ("json_object", 400, NAMED, "p1")], "off"),
+        ([("off", 500, NAMED, "p1")], "json_schema"),
+    ],
+    ids=[
+        "a refusal naming the format moves on",
+        "one unexplained 500 is no evidence",
+        "one prompt failing again and again is no evidence",
+        "two prompts refused unexplained move on",
+        "a 429 is never a refusal",
+        "each refused format moves on once",
+        "off is never refused",
+    ],
+)
+def test_a_format_is_dropped_only_on_evidence(refusals: list[tuple[str, int, str, str]], current: str) -> None:
+    memory = FormatMemory(FALLBACK_ORDER)
+    for mode, status, error, prompt in refusals:
+        memory.refused(mode, status, error, prompt)
+    assert memory.current == current
+
+
+def test_a_format_that_worked_is_never_dropped() -> None:
+    memory = FormatMemory(FALLBACK_ORDER)
+    memory.worked("json_object")
+    retry = memory.refused("json_object", 500, NAMED, "p1")
+    assert (memory.current, retry) == ("json_object", False)
+
+
+def test_a_refusal_after_another_call_moved_on_retries_in_the_new_format() -> None:
+    memory = FormatMemory(FALLBACK_ORDER)
+    memory.refused("json_schema", 500, NAMED, "p1")
+    assert memory.refused("json_schema", 500, REFUSED_500, "p2") is True
+    assert memory.current == "json_object"

@@ -420,3 +420,26 @@ def test_a_declared_rpm_refuses_a_call_it_has_no_room_for_before_the_deadline() 
     gate.release()
     gate.release()
     assert gate.in_flight == 0
+
+
+@pytest.mark.parametrize(
+    ("waits", "told"),
+    [([55.0], [55.0]), ([55.0, 55.0], [55.0, None]), ([5.0, 60.0], [5.0, 60.0]), ([60.0, 5.0], [60.0, None])],
+    ids=["one 429", "the same wait again", "a longer wait", "a shorter wait"],
+)
+def test_only_a_429_that_moves_the_endpoints_wait_is_worth_a_line(waits: list[float], told: list[float | None]) -> None:
+    """Sixteen calls told the same Retry-After make one line, not sixteen."""
+    gate = EndpointGate(4, clock=FakeClock(100.0))
+    assert [gate.throttled(wait, 1.0) for wait in waits] == told
+
+
+def test_calls_waiting_for_the_endpoint_hear_how_long_at_least_every_notice_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(throttle, "NOTICE_EVERY", 0.05)
+    lines: list[str] = []
+    gate = EndpointGate(4, name="judge endpoint http://x/v1", notice=lines.append)
+    gate.throttled(0.3, 1.0)
+    gate.acquire(time.monotonic() + 5.0)
+    gate.release()
+    assert lines and all(line.startswith("judge endpoint http://x/v1: calls still waiting") for line in lines)

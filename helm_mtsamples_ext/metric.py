@@ -287,8 +287,11 @@ class MTSamplesProceduresMetric(Metric):
             if n.unjudged
         ]
         kinds = failure_kinds(records)
-        too_long = sum(count for kind, count in kinds.items() if kind.startswith(CONTEXT_FAILURE))
-        fixable = Counter({kind: count for kind, count in kinds.items() if not kind.startswith(CONTEXT_FAILURE)})
+        def too_long_for_context(kind: str) -> bool:  # kinds read "judge: reason"
+            return kind.partition(": ")[2].startswith(CONTEXT_FAILURE)
+
+        too_long = sum(count for kind, count in kinds.items() if too_long_for_context(kind))
+        fixable = Counter({kind: count for kind, count in kinds.items() if not too_long_for_context(kind)})
         reasons = ", ".join(f"{kind} ×{count}" for kind, count in fixable.most_common(3))
         context = (
             f"{too_long} judge calls had a {CONTEXT_FAILURE}, which no re-run fixes: give the judge a larger "

@@ -201,10 +201,13 @@ def test_the_tap_records_the_total_tokens_of_the_response(response: Any, tokens:
 @pytest.mark.parametrize(
     ("response", "split"),
     [
-        ({"usage": {"total_tokens": 321, "prompt_tokens": 300, "completion_tokens": 21}}, (300, 21)),
-        ({"usage": {"total_tokens": 321}}, (None, None)),
-        ({"usage": {"prompt_tokens": True, "completion_tokens": "21"}}, (None, None)),
-        ({"choices": []}, (None, None)),
+        (
+            {"choices": CHOICES, "usage": {"total_tokens": 321, "prompt_tokens": 300, "completion_tokens": 21}},
+            (300, 21),
+        ),
+        ({"choices": CHOICES, "usage": {"total_tokens": 321}}, (None, None)),
+        ({"choices": CHOICES, "usage": {"prompt_tokens": True, "completion_tokens": "21"}}, (None, None)),
+        ({"choices": CHOICES}, (None, None)),
     ],
     ids=["usage", "total-only", "not-integers", "no-usage"],
 )

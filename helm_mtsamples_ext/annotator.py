@@ -85,6 +85,7 @@ class JudgeAnnotator(Annotator):
         max_tokens: int = 1024,
         retry_base: float = 0.5,
         judge_batch: bool = False,
+        judge_batch_fallback: bool = True,
     ) -> None:
         if not judges:
             raise ValueError("The judge panel is empty")
@@ -128,6 +129,7 @@ class JudgeAnnotator(Annotator):
             self._caller.preflight(judge)
         self._fanout = FanOut([j.endpoint for j in self._judges], int(judge_max_concurrency))
         self._judge_batch = bool(judge_batch)
+        self._batch_settings = BatchSettings(fallback=bool(judge_batch_fallback))
         self._batch_dir = Path(auto_client.file_storage_path) / BATCH_DIR
 
     # ------------------------------------------------------------ annotate
@@ -189,7 +191,7 @@ class JudgeAnnotator(Annotator):
             for judge in self._judges if prompt is not None else []:
                 request = self._caller.first_request(judge, prompt or "")
                 items.setdefault(judge.model_deployment, []).append(BatchItem((i, judge.name), request))
-        return batch_all(self._caller.client, items, self._batch_dir, BatchSettings())
+        return batch_all(self._caller.client, items, self._batch_dir, self._batch_settings)
 
     def _answer(self, state: RequestState) -> str:
         result = state.result

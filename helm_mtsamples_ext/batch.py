@@ -38,6 +38,7 @@ MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
 """OpenAI's limit is 200 MB per input file; a margin for the multipart framing."""
 TERMINAL = ("completed", "failed", "expired", "cancelled")
+NO_FALLBACK = "no direct call: judge_batch_fallback=false"
 CHAT_URL = "/v1/chat/completions"
 BATCH_DIR = "mtsamples_batches"
 """Where submitted batches are written down, inside HELM's client file storage (prod_env/cache)."""
@@ -142,6 +143,7 @@ class BatchSettings:
     poll_first: float = 1.0
     poll_cap: float = 60.0
     max_wait: float = 26 * 3600.0  # the API's 24 h window and then some
+    fallback: bool = True  # False (judge_batch_fallback=false): what a batch leaves unanswered fails, no direct call
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
 
@@ -151,7 +153,8 @@ def run_batches(
 ) -> dict[Any, str]:
     """Answer ``items`` for one endpoint through the Batch API into HELM's cache; {tag: failure} for the
     requests the error file (or a non-200 line) named. Requests left unanswered (expired, failed, cancelled
-    batches) are simply not cached: the caller's direct pass makes them."""
+    batches) are simply not cached: the caller's direct pass makes them, unless the user asked for no
+    fallback, when they are failures named by the batch and its status."""
     cache = client.cache
     pending: dict[str, _Pending] = {}
     tags: dict[str, list[Any]] = {}  # several notes may make one request (same prompt): each gets its answer
@@ -164,6 +167,7 @@ def run_batches(
     ledger = BatchLedger(ledger_dir / f"{endpoint}.json")
     sdk = client.client
     batches: dict[str, str] = {}  # input file id -> batch id
+    members: dict[str, list[str]] = {}  # input file id -> its requests' custom ids
     covered: set[str] = set()
     for file_id, entry in ledger.read().items():
         if not set(entry["ids"]) & pending.keys():
@@ -177,7 +181,7 @@ def run_batches(
                 f"Judge batch {batch_id} at {endpoint}: re-attached (submitted by an earlier run), not submitted again"
             )
         ledger.put(file_id, batch_id, entry["ids"])
-        batches[file_id] = batch_id
+        batches[file_id], members[file_id] = batch_id, entry["ids"]
     lines = [
         (cid, (json.dumps({"custom_id": cid, "method": "POST", "url": CHAT_URL, "body": p.body}) + "\n").encode())
         for cid, p in pending.items()
@@ -186,7 +190,7 @@ def run_batches(
     for chunk in chunks(lines):
         data = b"".join(line for _, line in chunk)
         uploaded = sdk.files.create(file=("mtsamples_judges.jsonl", io.BytesIO(data)), purpose="batch")
-        ids = [cid for cid, _ in chunk]
+        ids = members[uploaded.id] = [cid for cid, _ in chunk]
         ledger.put(uploaded.id, None, ids)  # before the batch exists: a killed run finds it, never pays twice
         batches[uploaded.id] = _create(sdk, uploaded.id)
         ledger.put(uploaded.id, batches[uploaded.id], ids)
@@ -202,7 +206,15 @@ def run_batches(
             else:
                 for tag in tags.get(cid, []):
                     failures[tag] = outcome
-        if status.status != "completed":
+        if status.status != "completed" and not settings.fallback:
+            missing = [cid for cid in members[file_id] if cid in pending and not is_cached(cache, pending[cid].key)]
+            hwarn(
+                f"Judge batch {bid} at {endpoint} is {status.status}: {len(missing)} requests unanswered, {NO_FALLBACK}"
+            )
+            for cid in missing:
+                for tag in tags.get(cid, []):
+                    failures.setdefault(tag, f"judge batch {status.status}, request unanswered ({NO_FALLBACK})")
+        elif status.status != "completed":
             hwarn(f"Judge batch {bid} at {endpoint} is {status.status}: its unanswered requests go as direct calls")
         if status.status in TERMINAL:
             ledger.remove(file_id)
@@ -265,16 +277,21 @@ def batch_all(
     to direct calls (named in the log)."""
     failures: dict[Any, str] = {}
 
+    def without_batch(deployment: str, why: str) -> dict[Any, str]:
+        if settings.fallback:
+            hwarn(f"{why}; its judge calls go as direct calls")
+            return {}
+        hwarn(f"{why}; {NO_FALLBACK}")
+        return {item.tag: f"no judge batch ({why}; {NO_FALLBACK})" for item in items[deployment]}
+
     def one(deployment: str) -> dict[Any, str]:
         client = client_of(deployment)
         if not isinstance(client, OpenAIClient):
-            hwarn(f"{deployment} is not an OpenAI-compatible client: its judge calls go as direct calls")
-            return {}
+            return without_batch(deployment, f"{deployment} is not an OpenAI-compatible client")
         try:
             return run_batches(client, deployment.replace("/", "__"), items[deployment], ledger_dir, settings)
         except openai.OpenAIError as error:
-            hwarn(f"Judge batches for {deployment} failed ({type(error).__name__}: {error}); judging with direct calls")
-            return {}
+            return without_batch(deployment, f"judge batches for {deployment} failed ({type(error).__name__})")
 
     with ThreadPoolExecutor(max_workers=max(1, len(items)), thread_name_prefix="mtsbatch") as pool:
         for found in pool.map(one, list(items)):

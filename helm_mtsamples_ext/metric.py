@@ -287,6 +287,7 @@ class MTSamplesProceduresMetric(Metric):
             if n.unjudged
         ]
         kinds = failure_kinds(records)
+
         def too_long_for_context(kind: str) -> bool:  # kinds read "judge: reason"
             return kind.partition(": ")[2].startswith(CONTEXT_FAILURE)
 

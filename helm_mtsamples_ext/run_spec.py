@@ -171,7 +171,7 @@ def run_spec_name(non_default: dict[str, str]) -> str:
 
 
 SECONDS = "a positive number of seconds"
-NOT_IN_NAME = ("judge_batch",)
+NOT_IN_NAME = ("judge_batch", "judge_batch_fallback")
 
 
 def _number(value: Any, argument: str, what: str, integer: bool = False, upper: float | None = None) -> float:
@@ -211,6 +211,7 @@ class RunEntryArgs:
     judge_rpm: float | None = None
     max_unjudged: float = 0.0
     judge_batch: bool = False
+    judge_batch_fallback: bool = True
 
     @classmethod
     def parse(cls, **raw: Any) -> RunEntryArgs:
@@ -247,11 +248,14 @@ class RunEntryArgs:
                 get("max_unjudged", d.max_unjudged), "max_unjudged", "a share between 0 and 1", upper=1.0
             ),
             judge_batch=parse_bool(get("judge_batch", d.judge_batch), "judge_batch"),
+            judge_batch_fallback=parse_bool(
+                get("judge_batch_fallback", d.judge_batch_fallback), "judge_batch_fallback"
+            ),
         )
 
     def non_default(self) -> dict[str, str]:
-        """What names the run: every argument off its default, but how judging is paid (judge_batch), which
-        changes no result: a batch-judged run and a direct one are the same run."""
+        """What names the run: every argument off its default, but how judging is paid (judge_batch and
+        judge_batch_fallback), which changes no result: a batch-judged run and a direct one are the same run."""
         default = RunEntryArgs()
         return {
             f.name: _arg_text(getattr(self, f.name))
@@ -265,7 +269,7 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
 
     Arguments (all optional; see RunEntryArgs and the README): extraction, judges, jury_config_path,
     judge_base_url, use_think, judge_prompt, judge_timeout, judge_structured, judge_max_wait,
-    judge_max_concurrency, judge_rpm, max_unjudged, judge_batch."""
+    judge_max_concurrency, judge_rpm, max_unjudged, judge_batch, judge_batch_fallback."""
     args = RunEntryArgs.parse(**raw_args)
     panel = resolve_judges(args.judges, args.jury_config_path, args.judge_base_url)
     think = args.use_think
@@ -288,7 +292,14 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
     }
     default = RunEntryArgs()
     # Only what differs from the annotator's defaults, so run_spec.json files of earlier runs stay equal.
-    for name in ("judge_structured", "judge_max_wait", "judge_max_concurrency", "judge_rpm", "judge_batch"):
+    for name in (
+        "judge_structured",
+        "judge_max_wait",
+        "judge_max_concurrency",
+        "judge_rpm",
+        "judge_batch",
+        "judge_batch_fallback",
+    ):
         if getattr(args, name) != getattr(default, name):
             annotator_args[name] = getattr(args, name)
     metric_args: dict[str, Any] = {"judge_names": judge_names}

@@ -28,7 +28,7 @@ def judged(server: JudgeServer, cache: Path, n: int = 4, **kwargs: Any) -> list[
 
 def polling(**settings: Any) -> Any:
     """The annotator's batch settings, with quick polls (the server finishes a batch in three)."""
-    return lambda: BatchSettings(poll_first=0.01, **settings)
+    return lambda **given: BatchSettings(**{"poll_first": 0.01, **settings, **given})
 
 
 @pytest.fixture
@@ -68,6 +68,27 @@ def test_an_expired_batch_sends_its_unanswered_requests_as_direct_calls(tmp_path
         records = judged(server, tmp_path, n=4, judge_batch=True)
         assert server.count() == 2, "half the batch expired unanswered: those two go direct"
     assert all(r["failed_judges"] == [] for r in records)
+
+
+@pytest.mark.usefixtures("fast_polls")
+def test_without_fallback_an_expired_batchs_unanswered_requests_fail_and_make_no_direct_call(tmp_path: Path) -> None:
+    with JudgeServer({"a": "steady"}, batch=BatchAPI(expire=True)) as server:
+        records = judged(server, tmp_path, n=4, judge_batch=True, judge_batch_fallback=False)
+        assert server.count() == 0
+    assert [r["failed_judges"] for r in records] == [[], [], ["a"], ["a"]]
+    assert {records[i]["a"]["failure"] for i in (2, 3)} == {
+        "judge batch expired, request unanswered (no direct call: judge_batch_fallback=false)"
+    }
+
+
+@pytest.mark.usefixtures("fast_polls")
+def test_without_fallback_an_endpoint_refusing_the_batch_api_leaves_its_notes_failed(tmp_path: Path) -> None:
+    with JudgeServer({"a": "steady"}) as server:  # no Batch API: the upload to /files answers 400
+        records = judged(server, tmp_path, n=2, judge_batch=True, judge_batch_fallback=False)
+        assert server.count() == 0
+    assert all(r["failed_judges"] == ["a"] for r in records)
+    assert records[0]["a"]["failure"].startswith("no judge batch (judge batches for ")
+    assert records[0]["a"]["failure"].endswith("failed (BadRequestError); no direct call: judge_batch_fallback=false)")
 
 
 @pytest.mark.usefixtures("fast_polls")

@@ -183,6 +183,7 @@ def test_duplicate_judges_get_distinct_names() -> None:
         ({"max_unjudged": "1.5"}, "max_unjudged must be a share between 0 and 1"),
         ({"judge_timout": "5"}, "unknown argument"),
         ({"judge_batch": "yes please"}, "judge_batch must be true or false"),
+        ({"judge_batch_fallback": "maybe"}, "judge_batch_fallback must be true or false"),
     ],
 )
 def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
@@ -231,3 +232,9 @@ def test_judge_batch_reaches_the_annotator_but_not_the_run_name() -> None:
     assert batched.annotators[0].args["judge_batch"] is True
     assert batched.name == get_mtsamples_procedures_spec().name
     assert "judge_batch" not in get_mtsamples_procedures_spec(judge_batch="false").annotators[0].args
+
+
+def test_judge_batch_fallback_reaches_the_annotator_but_not_the_run_name() -> None:
+    strict = get_mtsamples_procedures_spec(judge_batch="true", judge_batch_fallback="false")
+    assert strict.annotators[0].args["judge_batch_fallback"] is False
+    assert strict.name == get_mtsamples_procedures_spec().name

@@ -226,7 +226,8 @@ class JudgeCaller:
             scrub=self._scrub,
             clock=self._clock,
         )  # fmt: skip
-        return attempts.run()
+        with formats.first_live_call():
+            return attempts.run()
 
     def _replay(self, target: JudgeTarget, turn: Turn, formats: FormatMemory) -> tuple[Sent, str] | None:
         """The turn's reply from HELM's cache alone, trying the format in use first, then the others."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,10 +98,29 @@ class FormatMemory:
     confirmed: bool = False
     refused_prompts: set[int] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _probe: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def current(self) -> str:
         return self.modes[self.index]
+
+    @contextmanager
+    def first_live_call(self) -> Iterator[None]:
+        """Until a format has worked, one live call at a time: a whole run's first calls go out together, and a
+        server that refuses the format (llama.cpp answers json_schema with a 500) would refuse each of them, a
+        wasted call apiece; the first refusal moves the format on for the calls waiting here. Once a format
+        has worked (or the judge is on ``off``, which no server refuses) calls go in parallel again."""
+        held = False
+        if not self.confirmed and self.current != "off":
+            self._probe.acquire()
+            held = not self.confirmed and self.current != "off"
+            if not held:
+                self._probe.release()
+        try:
+            yield
+        finally:
+            if held:
+                self._probe.release()
 
     def worked(self, mode: str) -> None:
         """``mode`` got a reply (live or from HELM's cache): keep it for every later call."""

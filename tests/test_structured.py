@@ -259,3 +259,19 @@ def test_a_refusal_after_another_call_moved_on_retries_in_the_new_format() -> No
     memory.refused("json_schema", 500, NAMED, "p1")
     assert memory.refused("json_schema", 500, REFUSED_500, "p2") is True
     assert memory.current == "json_object"
+
+
+def test_until_a_format_has_worked_live_calls_go_one_at_a_time() -> None:
+    memory = FormatMemory(FALLBACK_ORDER)
+    with memory.first_live_call():
+        assert memory._probe.locked(), "a second first call would wait here"
+        memory.worked("json_object")
+    assert not memory._probe.locked()
+    with memory.first_live_call():
+        assert not memory._probe.locked(), "once a format worked, calls go in parallel"
+
+
+def test_a_judge_on_the_plain_prompt_never_waits_for_a_format() -> None:
+    memory = FormatMemory(("off",))
+    with memory.first_live_call():
+        assert not memory._probe.locked()

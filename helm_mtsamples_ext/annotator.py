@@ -12,6 +12,7 @@ judge that cannot be used at all (no deployment, no key, a refused key) fails th
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -141,7 +142,10 @@ class JudgeAnnotator(Annotator):
     def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
         """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
         failures = self._batch_first_turns(request_states) if self._judge_batch else {}
-        with tqdm(total=len(request_states), desc="Judging notes", unit="note", mininterval=1.0) as bar:
+        # Every second on a terminal; in a log file (HELM's runs under nohup, Slurm) every 30 s, not a
+        # carriage-return line per second.
+        every = 1.0 if sys.stderr.isatty() else 30.0
+        with tqdm(total=len(request_states), desc="Judging notes", unit="note", mininterval=every) as bar:
             records = self._judge_notes(request_states, bar, failures)
         return [{self.name: record} for record in records]
 
@@ -212,6 +216,8 @@ class JudgeAnnotator(Annotator):
     def _ticker(self, bar: tqdm | None) -> Callable[[], None]:
         """Refreshes the bar's note on endpoints that hold calls back (a 429's wait, a lowered limit)."""
 
+        shown = [0.0]
+
         def tick() -> None:
             if bar is None:
                 return
@@ -220,7 +226,9 @@ class JudgeAnnotator(Annotator):
                 EndpointWait(endpoint, gate.blocked_until - now, gate.limit, gate.max_concurrency)
                 for endpoint, gate in self._caller.gates().items()
             ]
-            bar.set_postfix_str(status_line(waits), refresh=True)
+            due = now - shown[0] >= bar.mininterval
+            shown[0] = now if due else shown[0]
+            bar.set_postfix_str(status_line(waits), refresh=due)
 
         return tick
 

@@ -49,6 +49,11 @@ class Folded:
     def lines(self) -> int:
         return (self.head + self.rest).count("\n") + 1
 
+    @property
+    def size(self) -> str:
+        """What "show all" shows: its lines, or for one long line (many references are) its characters."""
+        return f"{self.lines} lines" if self.lines > 1 else f"{len(self.head + self.rest):,} characters"
+
 
 def fold(text: str, max_lines: int = FOLD_LINES, max_chars: int = FOLD_CHARS) -> Folded:
     """Split ``text`` after ``max_lines`` lines or about ``max_chars`` characters (at a line end, else a space)."""

@@ -223,6 +223,16 @@ def test_long_texts_fold_after_four_lines_or_about_480_characters(text: str, hea
     assert (folded.head, folded.rest) == (head, rest) and folded.head + folded.rest == text
 
 
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("a\nb\nc\nd\ne", "5 lines"), ("word " * 200, "1,000 characters")],
+    ids=["lines", "one long line"],
+)
+def test_show_all_says_how_much_is_folded(text: str, size: str) -> None:
+    """One long line (many references are one) is counted in characters, never "all 1 lines"."""
+    assert fold(text).size == size
+
+
 def test_controls_are_labelled_as_controls(one_judge_page: Path) -> None:
     html = one_judge_page.read_text(encoding="utf-8")
     assert html.count("control: another patient&#39;s plan (floor)") == len(NOTES)

@@ -109,11 +109,12 @@ class FormatMemory:
         """Until a format has worked, one live call at a time: a whole run's first calls go out together, and a
         server that refuses the format (llama.cpp answers json_schema with a 500) would refuse each of them, a
         wasted call apiece; the first refusal moves the format on for the calls waiting here. Once a format
-        has worked (or the judge is on ``off``, which no server refuses) calls go in parallel again."""
+        has worked, or when no refusal could move the judge on (its last format, e.g. ``off``), calls go in
+        parallel."""
         held = False
-        if not self.confirmed and self.current != "off":
+        if self._discovering():
             self._probe.acquire()
-            held = not self.confirmed and self.current != "off"
+            held = self._discovering()
             if not held:
                 self._probe.release()
         try:
@@ -121,6 +122,9 @@ class FormatMemory:
         finally:
             if held:
                 self._probe.release()
+
+    def _discovering(self) -> bool:
+        return not self.confirmed and self.index + 1 < len(self.modes)
 
     def worked(self, mode: str) -> None:
         """``mode`` got a reply (live or from HELM's cache): keep it for every later call."""

@@ -4,9 +4,6 @@ rewards of a direct run, a killed run that re-attaches to its batch, and a finis
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +12,7 @@ import pytest
 from tests.batch_server import BatchAPI
 from tests.judge_server import JudgeServer
 from tests.mirror import NoteMirror
-from tests.test_pipeline_e2e import BIN, P, helm_tool, request_states, run_dir, stat, user_env
+from tests.test_pipeline_e2e import P, helm_tool, kill_helm_run_once, request_states, run_dir, stat, user_env
 
 pytestmark = pytest.mark.e2e
 
@@ -58,15 +55,7 @@ def test_a_run_killed_while_its_batch_is_in_progress_reattaches_and_a_finished_r
     with JudgeServer({"a": "steady"}, batch=api) as judge:
         entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url},judge_batch=true"
         args = ["--run-entries", entry, "--suite", "killed", "-m", "3"]
-        proc = subprocess.Popen(  # its own session, so the kill reaches helm-run and nothing else
-            [str(BIN / "helm-run"), *args], cwd=tmp_path, env=env, start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            assert api.wait_created(1, timeout=300), "helm-run never submitted its batch"
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=60)
+        kill_helm_run_once(args, tmp_path, env, lambda: api.wait_created(1, timeout=300), "submitted its batch")
         (ledger,) = (tmp_path / "prod_env" / "cache" / "mtsamples_batches").iterdir()
         assert len(json.loads(ledger.read_text())) == 1, "the submitted batch is written down"
 

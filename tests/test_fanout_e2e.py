@@ -3,9 +3,6 @@ endpoint's limit whatever ``--num-threads``, a progress bar, and a killed run th
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +10,7 @@ import pytest
 
 from tests.judge_server import Behaviour, JudgeServer
 from tests.mirror import NoteMirror
-from tests.test_pipeline_e2e import BIN, P, helm_tool, request_states, run_dir, user_env
+from tests.test_pipeline_e2e import P, helm_tool, kill_helm_run_once, request_states, run_dir, user_env
 
 pytestmark = pytest.mark.e2e
 
@@ -28,10 +25,11 @@ def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
 
 def test_one_helm_thread_still_keeps_every_judge_call_of_the_run_in_flight(mirror: NoteMirror, tmp_path: Path) -> None:
     """Three notes × three judges with --num-threads 1: the server holds each call until it has seen nine at
-    once, which only a whole-run fan-out reaches (note by note, one thread sends three)."""
+    once, which only a whole-run fan-out reaches (note by note, one thread sends three). The format is given,
+    so no first call waits alone to learn it (structured.FormatMemory.first_live_call)."""
     judges = dict.fromkeys(["a", "b", "c"], Behaviour("steady", FIXED))
     with JudgeServer(judges, rendezvous=9, rendezvous_timeout=10) as judge:
-        entry = f"{P}:model=simple/model1,judges=a+b+c,judge_base_url={judge.base_url}"
+        entry = f"{P}:model=simple/model1,judges=a+b+c,judge_base_url={judge.base_url},judge_structured=json_schema"
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
         output = helm_tool("helm-run", "--run-entries", entry, "--suite", "fan", "-m", "3", "-n", "1",
                            cwd=tmp_path, env=env)  # fmt: skip
@@ -48,15 +46,8 @@ def test_a_killed_run_run_again_makes_only_the_calls_never_answered(mirror: Note
         entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url},judge_max_concurrency=1"
         args = ["--run-entries", entry, "--suite", "killed", "-m", "4", "-n", "1"]
         env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
-        proc = subprocess.Popen(  # its own session, so the kill reaches helm-run and nothing else
-            [str(BIN / "helm-run"), *args], cwd=tmp_path, env=env, start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        try:
-            assert judge.wait_for_requests(3, timeout=300), "helm-run never reached its third judge call"
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=60)
+        reached = lambda: judge.wait_for_requests(3, timeout=300)  # noqa: E731
+        kill_helm_run_once(args, tmp_path, env, reached, "reached its third judge call")
         assert judge.count() == 3
         helm_tool("helm-run", *args, cwd=tmp_path, env=env)
         assert judge.count() == 3 + 2

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,21 @@ def helm_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: fl
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{name} {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}"
     return output
+
+
+def kill_helm_run_once(args: list[str], cwd: Path, env: dict[str, str], reached: Callable[[], bool], what: str) -> None:
+    """Start helm-run and kill it (SIGKILL, as a crash or an OOM kill would) once ``reached()`` says it got to
+    the point under test; ``reached`` waits with its own bound. In its own session, so the kill reaches
+    helm-run and nothing else."""
+    proc = subprocess.Popen(
+        [str(BIN / "helm-run"), *args], cwd=cwd, env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert reached(), f"helm-run never {what}"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
 
 
 def user_env(**extra: str) -> dict[str, str]:

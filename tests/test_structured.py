@@ -271,7 +271,8 @@ def test_until_a_format_has_worked_live_calls_go_one_at_a_time() -> None:
         assert not memory._probe.locked(), "once a format worked, calls go in parallel"
 
 
-def test_a_judge_on_the_plain_prompt_never_waits_for_a_format() -> None:
-    memory = FormatMemory(("off",))
+@pytest.mark.parametrize("modes", [("off",), ("json_schema",)], ids=["plain prompt", "one forced format"])
+def test_a_judge_with_no_format_to_move_to_never_waits(modes: tuple[str, ...]) -> None:
+    memory = FormatMemory(modes)
     with memory.first_live_call():
         assert not memory._probe.locked()

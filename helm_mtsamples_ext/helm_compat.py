@@ -237,7 +237,7 @@ def ensure_deployment(name: str) -> bool:
         register_model_metadata,
     )
 
-    if name not in MODEL_NAME_TO_MODEL_METADATA:  # medhelm 0.8 refuses a deployment of an unknown model
+    if name not in MODEL_NAME_TO_MODEL_METADATA:  # else registering the deployment warns of an unknown model
         register_model_metadata(get_unknown_model_metadata(name))
     register_model_deployment(
         ModelDeployment(name=name, model_name=name, client_spec=ClientSpec(OPENAI_RESPONSES_CLIENT))

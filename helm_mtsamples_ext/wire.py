@@ -26,6 +26,7 @@ from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
 from helm.common.request import Request, RequestResult
 
+from helm_mtsamples_ext.helm_compat import check_helm
 from helm_mtsamples_ext.throttle import parse_retry_after
 
 REPLY_CAP = 64 * 1024
@@ -281,10 +282,7 @@ class JudgeClients:
     would stack on ours and cannot see a Retry-After); thread-safe."""
 
     def __init__(self, auto_client: AutoClient, scrub: Callable[[str], str]) -> None:
-        if not callable(getattr(auto_client, "_get_client", None)):
-            raise RuntimeError(
-                "helm-mtsamples-ext needs HELM's AutoClient._get_client (crfm-helm 0.5.x); this HELM has none"
-            )
+        check_helm()  # the one check of the HELM APIs we use (AutoClient._get_client among them); once per process
         self._auto_client = auto_client
         self._scrub = scrub
         self._clients: dict[str, Client] = {}

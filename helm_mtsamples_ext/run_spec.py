@@ -7,6 +7,7 @@ read theirs when they load). The adapter is HELM's, unchanged, so numbers compar
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass, fields
@@ -185,6 +186,13 @@ def _number(value: Any, argument: str, what: str, integer: bool = False, upper: 
     return number
 
 
+def _with_closest(name: str, known: list[str]) -> str:
+    """An unknown argument with the known one it is most likely a typo of (``judgs`` -> ``judges``); ``model``, which
+    HELM takes off the run entry before calling us, is a candidate too (``modle``)."""
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"{name} (did you mean {close[0]}?)" if close else name
+
+
 def _choice(value: Any, argument: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"{argument} must be one of {', '.join(allowed)}, got {value!r}")
@@ -216,10 +224,13 @@ class RunEntryArgs:
     @classmethod
     def parse(cls, **raw: Any) -> RunEntryArgs:
         """Validate run-entry text; every error is one line naming the argument and what it takes."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(raw) - set(known))
         if unknown:
-            raise ValueError(f"unknown argument(s) {', '.join(unknown)}; mtsamples_procedures takes {', '.join(known)}")
+            raise ValueError(
+                f"unknown argument(s) {', '.join(_with_closest(u, [*known, 'model']) for u in unknown)}; "
+                f"mtsamples_procedures takes {', '.join(known)}"
+            )
         d = cls()
         get = raw.get
         rpm = get("judge_rpm", d.judge_rpm)

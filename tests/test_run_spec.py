@@ -238,3 +238,21 @@ def test_judge_batch_fallback_reaches_the_annotator_but_not_the_run_name() -> No
     strict = get_mtsamples_procedures_spec(judge_batch="true", judge_batch_fallback="false")
     assert strict.annotators[0].args["judge_batch_fallback"] is False
     assert strict.name == get_mtsamples_procedures_spec().name
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            {"judgs": "foo"},
+            r"unknown argument\(s\) judgs \(did you mean judges\?\); mtsamples_procedures takes extraction,",
+        ),
+        ({"judge_timout": "5"}, r"unknown argument\(s\) judge_timout \(did you mean judge_timeout\?\);"),
+        ({"modle": "simple/model1"}, r"unknown argument\(s\) modle \(did you mean model\?\);"),
+        ({"zzz": "1"}, r"unknown argument\(s\) zzz; mtsamples_procedures takes"),
+    ],
+)
+def test_an_unknown_argument_names_the_closest_known_one(args: dict[str, str], line: str) -> None:
+    """A typo gets the argument it most likely meant; a name like none of them gets the list alone."""
+    with pytest.raises(ValueError, match=line):
+        get_mtsamples_procedures_spec(**args)  # type: ignore[arg-type]

@@ -128,7 +128,9 @@ class JudgeAnnotator(Annotator):
         self._caller = JudgeCaller(auto_client, settings, self._scrub)
         for judge in self._judges:
             self._caller.preflight(judge)
-        self._fanout = FanOut([j.endpoint for j in self._judges], int(judge_max_concurrency))
+        self._fanout = FanOut(
+            [j.endpoint for j in self._judges], int(judge_max_concurrency), limit_of=self._caller.limit_of
+        )
         self._judge_batch = bool(judge_batch)
         self._batch_settings = BatchSettings(fallback=bool(judge_batch_fallback))
         self._batch_dir = Path(auto_client.file_storage_path) / BATCH_DIR
@@ -223,7 +225,7 @@ class JudgeAnnotator(Annotator):
                 return
             now = time.monotonic()
             waits = [
-                EndpointWait(endpoint, gate.blocked_until - now, gate.limit, gate.max_concurrency)
+                EndpointWait(endpoint, gate.blocked_until - now, gate.limit, gate.max_concurrency, gate.capacity_source)
                 for endpoint, gate in self._caller.gates().items()
             ]
             due = now - shown[0] >= bar.mininterval

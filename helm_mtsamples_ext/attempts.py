@@ -109,6 +109,8 @@ class TurnAttempts:
     scrub: Callable[[str], str]
     clock: Callable[[], float] = time.monotonic
     timeouts: int = 0
+    answers_before: int | None = None  # the judge's answers when this turn began (overload evidence)
+    generation: int = 0  # the gate's round this attempt was sent in
     mode: str | None = None
     fault: tuple[int | None, str] | None = None
     repeats: int = 0
@@ -136,6 +138,9 @@ class TurnAttempts:
         except GateTimeout as e:
             self.breaker.released()
             return Sent("rate_limited", error=f"gave up waiting for the endpoint within judge_max_wait: {e}")
+        if self.answers_before is None:
+            self.answers_before = self.breaker.answers
+        self.generation = self.gate.generation
         self.mode = mode = self.formats.current
         try:
             sent = self.exchange(self.turn.request(self.target, mode))
@@ -145,7 +150,7 @@ class TurnAttempts:
 
     def _wait(self, state: RetryCallState) -> float:
         sent = state.outcome.exception().sent if state.outcome and state.outcome.failed else None  # type: ignore[union-attr]
-        if sent is not None and sent.kind in ("rate_limited", "format"):
+        if sent is not None and sent.kind in ("rate_limited", "format", "overload"):
             return 0.0 if sent.kind == "format" else backoff(1, 0.25)  # the gate holds everyone back
         left = max(0.0, self.turn.deadline - self.clock())
         # at most NOTICE_EVERY: each wait is announced, so a line comes at least that often
@@ -160,6 +165,18 @@ class TurnAttempts:
     def _stop(self, state: RetryCallState) -> bool:
         return self.clock() >= self.turn.deadline or self.timeouts > self.settings.timeout_retries
 
+    def _overloaded(self, sent: Sent) -> NoReturn:
+        """A timeout while the judge answered other calls since this turn began: the server is alive and queues
+        what it cannot take. Fewer calls at once, and this one again: neither a judge failure nor a breaker trip
+        (the call's deadline still bounds it)."""
+        lowered = self.gate.overloaded(self.generation)
+        if lowered is not None:
+            hwarn(
+                f"{self.gate.name}: a call timed out while the server answered others: it takes fewer calls at "
+                f"once than were sent; {lowered} at a time from now on"
+            )
+        raise Transient(Sent("overload", error=sent.error))
+
     def _repeated(self, sent: Sent) -> int:
         """How many times in a row this server error has come back (1 for a new one)."""
         fault = (sent.status, sent.error)
@@ -170,6 +187,8 @@ class TurnAttempts:
     def _judge(self, sent: Sent, mode: str) -> Sent:
         """Update the shared state from one exchange; raise Transient for what waiting can fix."""
         target, gate, breaker, formats = self.target, self.gate, self.breaker, self.formats
+        if sent.kind == "timeout" and breaker.answers > (self.answers_before or 0):
+            self._overloaded(sent)
         if sent.kind in ("timeout", "connection", "not_completion"):
             breaker.unanswered(self.scrub(sent.error)[:200])
             if sent.kind == "not_completion":

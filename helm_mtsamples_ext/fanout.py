@@ -8,13 +8,19 @@ every endpoint busy up to its own limit (the endpoint's gate in ``throttle.py`` 
 down on 429): one pool per endpoint, so a slow or rate-limited endpoint never holds the threads another
 one needs.
 
+Calls start only while their endpoint has room (``limit_of``: the gate's limit, which a server's own
+capacity caps, ``capacity.py``): a call waiting for a slot waits here, before its deadline starts, so a
+server taking one call at a time judges every note at its own pace instead of timing the queue out.
+
 Memory stays bounded: a note's calls are only made (its prompt built) when it enters a window of at most
 ``window`` notes in flight, and a note leaves it as soon as its last judge answered.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -42,6 +48,8 @@ class EndpointWait:
     waiting: float
     limit: int
     max_concurrency: int
+    capacity: str = ""  # who capped the endpoint below the configured concurrency (its server), if anyone
+    overloaded: bool = False  # the limit came down after calls timed out while the server answered others
 
 
 def status_line(waits: Iterable[EndpointWait]) -> str:
@@ -51,7 +59,10 @@ def status_line(waits: Iterable[EndpointWait]) -> str:
         if w.waiting >= 0.5:
             parts.append(f"{w.endpoint} asked to wait {w.waiting:.0f} s")
         elif w.limit < w.max_concurrency:
-            parts.append(f"{w.endpoint} at {w.limit}/{w.max_concurrency} calls after 429")
+            why = "calls timed out in its queue" if w.overloaded else "429"
+            parts.append(f"{w.endpoint} at {w.limit}/{w.max_concurrency} calls after {why}")
+        elif w.capacity:
+            parts.append(f"{w.endpoint} takes {w.max_concurrency} call(s) at once")
     return "; ".join(parts)
 
 
@@ -63,6 +74,8 @@ class FanOut:
     endpoints: Iterable[str]
     max_concurrency: int
     window: int = 0
+    limit_of: Callable[[str], int] | None = None
+    """Calls an endpoint may have started now (read again as calls end and at every tick); None: the pool size."""
     _pools: dict[str, ThreadPoolExecutor] = field(init=False, default_factory=dict)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
@@ -84,10 +97,21 @@ class FanOut:
         """Yield (note, its calls' results in order) as each note finishes, at most ``window`` notes in
         flight. ``tick`` runs at least every ``tick_seconds`` (the progress bar). A call that raises stops
         everything: calls not started are cancelled and the exception propagates."""
-        pending: dict[Future[T], tuple[int, int]] = {}
+        pending: dict[Future[T], tuple[int, int, str]] = {}
         in_flight: dict[int, _Note[N, T]] = {}
+        queued: dict[str, deque[tuple[int, int, Callable[[], T]]]] = {e: deque() for e in self._pools}
+        started: Counter[str] = Counter()
         source = iter(notes)
         exhausted, slot = False, 0
+
+        def start_what_fits() -> None:
+            for endpoint, waiting in queued.items():
+                room = self.limit_of(endpoint) if self.limit_of is not None else sys.maxsize
+                while waiting and started[endpoint] < max(1, room):
+                    key, position, call = waiting.popleft()
+                    pending[self._pools[endpoint].submit(call)] = (key, position, endpoint)
+                    started[endpoint] += 1
+
         try:
             while True:
                 while not exhausted and len(in_flight) < self.window:
@@ -103,13 +127,15 @@ class FanOut:
                     slot += 1
                     in_flight[slot] = _Note(note, [None] * len(calls), len(calls))
                     for position, (endpoint, call) in enumerate(calls):
-                        pending[self._pools[endpoint].submit(call)] = (slot, position)
+                        queued[endpoint].append((slot, position, call))
+                start_what_fits()
                 if not pending:
                     return
                 done, _ = wait(list(pending), timeout=tick_seconds, return_when=FIRST_COMPLETED)
                 tick()
                 for future in done:
-                    key, position = pending.pop(future)
+                    key, position, endpoint = pending.pop(future)
+                    started[endpoint] -= 1
                     entry = in_flight[key]
                     entry.results[position] = future.result()
                     entry.remaining -= 1

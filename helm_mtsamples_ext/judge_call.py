@@ -5,7 +5,8 @@ call). What a turn (a prompt, or a repair turn) does, in order:
 - **HELM's cache first**, in every format the judge could have used (``structured.FormatMemory``), so a
   re-run of a finished suite makes no call and needs no server, whatever format each endpoint ended with;
 - only then the server: its endpoint is checked once (``endpoints.check_endpoint``: an HTML page or no
-  server fails the run at once with one line), the judge's breaker and the endpoint's gate admit the call;
+  server fails the run at once with one line) and asked how many calls it takes at once
+  (``capacity.probe_capacity``, which caps its gate), the judge's breaker and the endpoint's gate admit the call;
 - the retries of a turn (``attempts.TurnAttempts``): 429, 5xx and connection errors are retried until
   ``max_wait`` (Retry-After honoured, else backoff with jitter), each wait one warning line; the same
   server error three times for one prompt ends the call ("server error repeats"), and calls ending in
@@ -29,10 +30,11 @@ from typing import NoReturn
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
 from helm.clients.openai_client import OpenAIClient
-from helm.common.hierarchical_logger import hwarn
+from helm.common.hierarchical_logger import hlog, hwarn
 from helm.common.request import Request
 
 from helm_mtsamples_ext.attempts import CallSettings, JudgeAccessError, JudgeTarget, Turn, TurnAttempts
+from helm_mtsamples_ext.capacity import Capacity, probe_capacity
 from helm_mtsamples_ext.endpoints import JudgeEndpointClient, check_endpoint
 from helm_mtsamples_ext.helm_compat import ensure_deployment
 from helm_mtsamples_ext.judging import REPAIR_INSTRUCTION, Verdict, parse_verdict
@@ -70,6 +72,7 @@ class _Shared:
     breakers: dict[str, Breaker] = field(default_factory=dict)
     formats: dict[str, FormatMemory] = field(default_factory=dict)
     checks: dict[str, str | None] = field(default_factory=dict)
+    replayed: set[str] = field(default_factory=set)  # endpoints a call was answered for from HELM's cache
     lock: threading.Lock = field(default_factory=threading.Lock)
     check_lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -89,11 +92,14 @@ class JudgeCaller:
         settings: CallSettings,
         scrub: Callable[[str], str],
         check: Callable[[str, str | None], str | None] = check_endpoint,
+        capacity: Callable[[str, str | None], Capacity | None] = probe_capacity,
     ) -> None:
         self._auto_client = auto_client
         self.settings = settings
         self._scrub = scrub
         self._check = check
+        self._capacity = capacity
+        self._endpoint_urls: set[str] = set()  # endpoints of judges served at a judge_base_url (preflight)
         self._shared = _Shared()
         self._clients = JudgeClients(auto_client, scrub)
         self.fatal: JudgeAccessError | None = None
@@ -107,6 +113,8 @@ class JudgeCaller:
     def preflight(self, target: JudgeTarget) -> None:
         """Find the judge's deployment and build its client now, so a missing deployment or key fails the run
         before any call. Contacts no server: a run answered from HELM's cache needs none."""
+        if target.base_url is not None:
+            self._endpoint_urls.add(target.endpoint)
         if not ensure_deployment(target.model_deployment):
             raise JudgeAccessError(
                 f"judge {target.name!r}: HELM has no model deployment {target.model_deployment!r} "
@@ -140,9 +148,30 @@ class JudgeCaller:
                 key = self._auto_client.credentials.get(f"{target.endpoint}ApiKey")
                 problem = self._check(target.base_url, key)
                 self._shared.checks[target.endpoint] = None if problem is None else self._scrub(problem)
+                if problem is None:
+                    self._learn_capacity(target, key)
             problem = self._shared.checks[target.endpoint]
         if problem is not None:
             self._stop_run(JudgeAccessError(f"judge {target.name!r}: {problem}"))
+
+    def _learn_capacity(self, target: JudgeTarget, key: str | None) -> None:
+        """Cap the endpoint's gate at what its server says it takes at once (one line when that lowers it)."""
+        found = self._capacity(target.base_url or "", key)
+        gate, _, _ = self._state(target)
+        if found is not None and gate.learned(found.slots, found.source):
+            hlog(f"{target.where}: {found.source}: at most {found.slots} judge call(s) at once")
+
+    def limit_of(self, endpoint: str) -> int:
+        """Calls the fan-out may start at ``endpoint`` now: its gate's limit; one while an endpoint judge's server
+        has not been asked its capacity yet (its first live call asks) and none was answered from HELM's cache, so
+        no call waits out its deadline behind a capacity of 1 and a re-run from the cache still fans out."""
+        shared = self._shared
+        with shared.lock:
+            gate = shared.gates.get(endpoint)
+            unasked = endpoint in self._endpoint_urls and endpoint not in shared.checks
+            if unasked and endpoint not in shared.replayed:
+                return 1
+        return gate.limit if gate is not None else self.settings.max_concurrency
 
     def _stop_run(self, error: JudgeAccessError) -> NoReturn:
         with self._shared.lock:
@@ -215,6 +244,8 @@ class JudgeCaller:
         gate, breaker, formats = self._state(target)
         replayed = self._replay(target, turn, formats)
         if replayed is not None:
+            with self._shared.lock:
+                self._shared.replayed.add(target.endpoint)
             return replayed
         self._endpoint_ready(target)
         deployment = target.model_deployment

@@ -14,6 +14,10 @@ Why each piece exists (measured against real servers):
   and then tests it again.
 - Readable waits: a 429 that moves the endpoint's wait is one warning line, and while calls wait for
   it a line at least every ``NOTICE_EVERY`` seconds says for how much longer.
+- Capacity: a server that takes fewer calls at once than we would send queues the rest, and the queued
+  ones time out while it works (llama-cpp-python's server takes one at a time). Its capacity, when the
+  server tells it (``capacity.py``), caps the gate; otherwise a timeout while the same judge answered other
+  calls is overload, not a dead judge: the gate halves its calls in flight, once per round of calls.
 """
 
 from __future__ import annotations
@@ -94,6 +98,9 @@ class EndpointGate:
         self.name = name
         self.notice = notice
         self._noticed = clock()
+        self.capacity_source = ""  # who set max_concurrency below the configured one (for the progress bar)
+        self.generation = 0  # bumped when overload lowers the limit: calls sent before are one round
+        self.overloads = 0
 
     def acquire(self, deadline: float) -> None:
         """Wait for a slot; raises GateTimeout if none comes before ``deadline`` (a clock() value)."""
@@ -133,6 +140,29 @@ class EndpointGate:
                 self._successes = 0
                 self._cond.notify_all()
 
+    def learned(self, capacity: int, source: str) -> bool:
+        """The server said how many calls it takes at once: never send more. True when that lowered the limit."""
+        with self._cond:
+            if capacity >= self.max_concurrency:
+                return False
+            self.max_concurrency = max(1, int(capacity))
+            self.limit = min(self.limit, self.max_concurrency)
+            self.capacity_source = source
+            return True
+
+    def overloaded(self, generation: int) -> int | None:
+        """A call sent in round ``generation`` timed out while the server answered others: it queues what it
+        cannot take. Halve the limit once per round (the calls of one round time out together); the new limit
+        when this call lowered it, None when its round was already counted or the limit is 1."""
+        with self._cond:
+            self.overloads += 1
+            self._successes = 0
+            if generation != self.generation or self.limit <= 1:
+                return None
+            self.limit = max(1, self.limit // 2)
+            self.generation += 1
+            return self.limit
+
     def throttled(self, retry_after: float | None, fallback_wait: float) -> float | None:
         """A 429: everyone waits ``retry_after`` (or ``fallback_wait``), and fewer calls go at once. Returns
         the wait when this 429 set the endpoint's wait (worth a line), None when one already covered it."""
@@ -171,6 +201,7 @@ class Breaker:
         self._clock = clock
         self._lock = threading.Lock()
         self._state = BreakerState()
+        self.answers = 0  # calls answered so far: a timeout while this grew was overload (attempts.py)
 
     def admit(self) -> tuple[bool, str]:
         """(may this call go, the last error when not)."""
@@ -186,6 +217,7 @@ class Breaker:
     def answered(self) -> None:
         with self._lock:
             self._state = BreakerState()
+            self.answers += 1
 
     def unanswered(self, error: str) -> None:
         with self._lock:

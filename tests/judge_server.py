@@ -41,7 +41,11 @@ Server-wide faults: ``html_page`` (every route, ``GET /v1/models`` included, ans
 page: a ``judge_base_url`` pointing at a web UI), ``api_key`` (every call without that bearer token gets
 HTTP 401), ``rate_limit=(R, W)``
 (at most R answered calls per rolling W seconds, then HTTP 429 with a Retry-After of the time until a slot
-frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms) or None).
+frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms) or None),
+``one_at_a_time=S`` (one call served at a time, S seconds each, the rest queued; a call whose client gave up is
+still served, as llama-cpp-python's server does), ``owned_by="me"`` (``GET /v1/models`` as llama-cpp-python's
+server writes it: ``owned_by: "me"``, ``permissions: []``) and ``props_slots=N`` (``GET /props`` answers
+``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404).
 """
 
 from __future__ import annotations
@@ -174,6 +178,9 @@ class JudgeServer:
         html_page: bool = False,
         drip_seconds: float = 2.0,
         huge_bytes: int = 10 * 1024 * 1024,
+        one_at_a_time: float = 0.0,
+        owned_by: str = "loopback",
+        props_slots: int | None = None,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -189,6 +196,12 @@ class JudgeServer:
         self.html_page = html_page
         self.drip_seconds = drip_seconds
         self.huge_bytes = huge_bytes
+        self.one_at_a_time = one_at_a_time
+        self.owned_by = owned_by
+        self.props_slots = props_slots
+        self.served_at_once = 0  # calls being served (past the one-at-a-time queue) right now
+        self.max_served_at_once = 0
+        self._serving = False
         self.get_requests: list[str] = []  # paths of GET requests (the endpoint check's GET /models)
         self.rejected_429 = 0
         self.arrivals: list[tuple[float, int]] = []  # (time.monotonic() on arrival, HTTP status answered)
@@ -318,6 +331,25 @@ class JudgeServer:
                     lambda: self.max_in_flight >= self.rendezvous or self._stopping.is_set(),
                     timeout=self.rendezvous_timeout,
                 )
+
+    def serve_one_at_a_time(self) -> bool:
+        """Wait (bounded by the server's lifetime) until no other call is served, then hold the server for
+        ``one_at_a_time`` seconds; False when the server stopped meanwhile."""
+        with self._cond:
+            self._cond.wait_for(lambda: not self._serving or self._stopping.is_set(), timeout=self.max_lifetime)
+            if self._stopping.is_set() or self._serving:
+                return False
+            self._serving = True
+            self.served_at_once += 1
+            self.max_served_at_once = max(self.max_served_at_once, self.served_at_once)
+        self._stopping.wait(self.one_at_a_time)
+        return True
+
+    def done_serving(self) -> None:
+        with self._cond:
+            self._serving = False
+            self.served_at_once -= 1
+            self._cond.notify_all()
 
     def _leave(self) -> None:
         with self._cond:
@@ -476,8 +508,11 @@ class _Handler(BaseHTTPRequestHandler):
         if server.html_page:
             self._send_raw(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
         elif self.path.rstrip("/").endswith("/models"):
-            models = [{"id": m, "object": "model", "owned_by": "loopback"} for m in server.judges]
+            extra = {"permissions": []} if server.owned_by == "me" else {}
+            models = [{"id": m, "object": "model", "owned_by": server.owned_by, **extra} for m in server.judges]
             self._send(200, {"object": "list", "data": models})
+        elif self.path == "/props" and server.props_slots is not None:
+            self._send(200, {"total_slots": server.props_slots, "default_generation_settings": {"n_ctx": 4096}})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 
@@ -500,7 +535,12 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.monotonic()
         server._enter(record)
         try:
-            reply = server.respond(record)
+            serving = bool(server.one_at_a_time) and server.serve_one_at_a_time()
+            try:
+                reply = server.respond(record)
+            finally:
+                if serving:
+                    server.done_serving()
         finally:
             server._leave()
         with server._cond:

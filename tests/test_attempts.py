@@ -108,3 +108,39 @@ def test_a_refused_key_stops_the_run_naming_the_setting() -> None:
     turn = attempts([Sent("auth", error="HTTP 401: bad key sk-x", status=401)])
     with pytest.raises(JudgeAccessError, match=r"refused its key \(HTTP 401\): set JUDGE_API_KEY_1"):
         turn.run()
+
+
+def overloaded_attempts(script: list[Sent], others_answered: bool, gate: EndpointGate) -> TurnAttempts:
+    """A turn whose timed-out exchanges happen while the judge answers other calls (``others_answered``)."""
+    breaker = Breaker(3, 600.0)
+    turn = attempts(script, breaker=breaker)
+    turn.gate = gate
+    exchange = turn.exchange
+
+    def busy_exchange(request: object) -> Sent:
+        sent = exchange(request)
+        if others_answered and sent.kind == "timeout":
+            breaker.answered()  # another call of the same judge came back while this one waited
+        return sent
+
+    turn.exchange = busy_exchange
+    return turn
+
+
+def test_a_timeout_while_the_judge_answered_others_is_overload_retried_without_tripping_the_breaker() -> None:
+    """A queued call at a server that takes fewer calls than sent: three timeouts, then an answer. No failure,
+    no breaker trip (more than ``timeout_retries``), and the endpoint's limit halved once per round."""
+    gate = EndpointGate(16)
+    turn = overloaded_attempts([Sent("timeout", error="timed out")] * 3 + [OK], True, gate)
+    sent, _ = turn.run()
+    assert (sent.kind, calls(turn), turn.timeouts) == ("ok", 4, 0)
+    assert gate.limit == 2 and gate.overloads == 3
+    assert turn.breaker.admit() == (True, "")
+
+
+def test_a_timeout_with_no_answer_meanwhile_is_the_judges_failure() -> None:
+    """Nothing came back from the judge while the call waited: a dead or stuck judge, as before."""
+    gate = EndpointGate(16)
+    turn = overloaded_attempts([Sent("timeout", error="timed out")] * 2, False, gate)
+    sent, _ = turn.run()
+    assert (sent.kind, calls(turn), gate.limit, gate.overloads) == ("timeout", 2, 16, 0)

@@ -105,12 +105,14 @@ def test_a_refused_connection_stops_the_run_naming_the_endpoint(tmp_path: Path) 
     assert caller.fatal is not None, "every later call stops too"
 
 
-def test_the_endpoint_is_checked_once_however_many_calls(tmp_path: Path, server: JudgeServer) -> None:
+def test_the_endpoint_is_checked_and_asked_its_capacity_once_however_many_calls(
+    tmp_path: Path, server: JudgeServer
+) -> None:
     caller = make_caller(tmp_path / "cache", server.base_url)
     judge = target(caller, server.base_url, "steady")
     for i in range(3):
         caller.call(judge, f"{SHORT} {i}")
-    assert server.get_requests == ["/v1/models"]
+    assert server.get_requests == ["/v1/models", "/props", "/v1/models"]  # the check, then capacity.probe_capacity
 
 
 def test_a_run_answered_from_the_cache_checks_nothing_and_calls_nothing(tmp_path: Path, server: JudgeServer) -> None:

@@ -321,6 +321,46 @@ def test_a_429_restarts_the_run_of_successes() -> None:
     assert limits == [2, 2, 3]
 
 
+def test_a_capacity_the_server_states_caps_the_limit_for_good() -> None:
+    """The server said it takes 2 at once: the limit comes down to 2 and successes never grow it past that."""
+    gate = EndpointGate(16, grow_after=1, clock=FakeClock())
+    assert gate.learned(2, "llama.cpp") and (gate.limit, gate.max_concurrency) == (2, 2)
+    for _ in range(5):
+        gate.succeeded()
+    assert gate.limit == 2 and gate.capacity_source == "llama.cpp"
+
+
+def test_a_capacity_above_the_configured_one_changes_nothing() -> None:
+    gate = EndpointGate(4, clock=FakeClock())
+    assert not gate.learned(8, "llama.cpp") and (gate.limit, gate.max_concurrency, gate.capacity_source) == (4, 4, "")
+
+
+def test_overload_halves_the_limit_once_per_round_of_calls() -> None:
+    """Calls sent together time out together: the first of a round halves the limit, the rest of it do not; a
+    call of the next round halves it again, never below one."""
+    gate = EndpointGate(16, clock=FakeClock())
+    round_0 = gate.generation
+    assert [gate.overloaded(round_0) for _ in range(3)] == [8, None, None]
+    lowered = [gate.overloaded(gate.generation) for _ in range(5)]
+    assert lowered == [4, 2, 1, None, None] and gate.limit == 1
+
+
+def test_successes_after_overload_grow_the_limit_again() -> None:
+    gate = EndpointGate(4, grow_after=2, clock=FakeClock())
+    gate.overloaded(gate.generation)
+    for _ in range(2):
+        gate.succeeded()
+    assert gate.limit == 3
+
+
+def test_a_breaker_counts_the_answers_it_is_told_of() -> None:
+    breaker = Breaker(3, 60.0, clock=FakeClock())
+    breaker.answered()
+    breaker.unanswered("timed out")
+    breaker.answered()
+    assert breaker.answers == 2
+
+
 @pytest.mark.timeout(10)
 def test_a_block_beyond_the_deadline_times_out_at_once() -> None:
     """When the endpoint asked to wait past the caller's deadline, acquire gives up without waiting."""

@@ -51,6 +51,7 @@ from helm_mtsamples_ext.controls import (
     control_answers,
     control_model_name,
 )
+from helm_mtsamples_ext.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.scenario import build_instances, loaded_notes_dir
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
@@ -155,13 +156,14 @@ def control_index(directory: Path | None = None) -> ControlIndex:
     """The index over the notes in ``directory`` (default ``notes_dir()``), built once per directory.
 
     ``ensure_notes`` verifies every cached note (a warm cache makes no request) and fetches any that is
-    missing from ``MTSAMPLES_PROCEDURES_BASE_URL`` or the pinned URL, as the scenario does.
+    missing from ``MTSAMPLES_PROCEDURES_BASE_URL`` or the pinned URL, as the scenario does, against the
+    same manifest (``MTSAMPLES_PROCEDURES_MANIFEST``, else the pinned one).
     """
     where = (directory or notes_dir()).expanduser().resolve()
     with _index_lock:  # HELM calls clients from many threads; the first request builds, the others wait
         index = _indexes.get(where)
         if index is None:
-            paths = ensure_notes(where, base_url=resolve_base_url(), progress=False)
+            paths = ensure_notes(where, base_url=resolve_base_url(), manifest=resolve_manifest(), progress=False)
             index = ControlIndex.from_notes({name: path.read_bytes() for name, path in paths.items()})
             hlog(f"helm-mtsamples-ext controls: {len(index.notes)} instances (both extraction modes) from {where}")
             _indexes[where] = index

@@ -29,6 +29,7 @@ from helm.benchmark.scenarios.scenario import (
 from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
+from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
 from helm_mtsamples_ext.data import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
 
@@ -160,8 +161,8 @@ class MTSamplesProceduresScenario(Scenario):
         cache_dir = resolve_cache_dir(output_path)
         ensure_directory_exists(str(cache_dir))
         try:
-            paths = ensure_notes(cache_dir, base_url=resolve_base_url(self.base_url))
-        except NoteHostUnreachable as e:
+            paths = ensure_notes(cache_dir, base_url=resolve_base_url(self.base_url), manifest=resolve_manifest())
+        except (NoteHostUnreachable, ManifestUnusable) as e:
             # One line, last: HELM's runner would print a traceback per run and a RunnerError traceback after,
             # and every other run of the command would fail the same way.
             raise SystemExit(f"mtsamples_procedures: {e}") from None

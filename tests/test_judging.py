@@ -274,18 +274,22 @@ def test_unknown_prompt_style_is_rejected() -> None:
     ("text", "expected"),
     [
         ("<think>plan A?</think>Plan B.", "Plan B."),
-        ("<think>a</think>One.<think>b</think> Two.", "One. Two."),
-        ("Answer.<think>cut off by max_tokens", "Answer."),
+        ("<think>a</think>One.<think>b</think> Two.", "One.<think>b</think> Two."),
+        ("Answer.<think>not where reasoning goes", "Answer.<think>not where reasoning goes"),
+        ("  <think>a</think>\nPlan E.", "Plan E."),
         ("reasoning whose opening tag was in the prompt</think>\nPlan C.", "Plan C."),
         ("<THINK>x</Think>Plan D.", "Plan D."),
         ("No thinking here.", "No thinking here."),
         ("<think>only thoughts</think>", ""),
         ("<think>never closed", ""),
     ],
-    ids=["closed", "several", "dangling", "leading-close", "case", "none", "only-think", "only-dangling"],
-)
+    ids=[
+        "closed", "later-block-is-text", "later-tag-is-text", "leading-after-space", "leading-close", "case", "none",
+        "only-think", "only-dangling",
+    ],
+)  # fmt: skip
 def test_strip_think(text: str, expected: str) -> None:
-    """Reasoning is removed in every form a model emits it, leaving the final answer."""
+    """Reasoning is removed where a reasoning model puts it, first; a tag anywhere else is text."""
     assert strip_think(text) == expected
 
 
@@ -361,65 +365,6 @@ SMOLLM_REPLY = (
     '{"accuracy":{"score":1,"explanation":"<one or two sentences>"},"completeness":{"score":2,"explanation":"<...}"},'
     '"clarity":{"score":3,"explanation":"<..."}}'
 )
-
-
-@pytest.mark.parametrize(
-    ("explanation", "reason"),
-    [
-        ("<one or two sentences>", f"{OWN}: the prompt's placeholder '<one or two sentences>'"),
-        ("  <one or two sentences>  ", f"{OWN}: the prompt's placeholder '<one or two sentences>'"),
-        ("<...>", f"{OWN}: the prompt's placeholder '<...>'"),
-        ("...", f"{OWN}: the prompt's placeholder '...'"),
-        ("Explain why this score was given.", f"{OWN}: the prompt's placeholder 'Explain why this score was given.'"),
-        ("explain why this score was given", f"{OWN}: the prompt's placeholder 'explain why this score was given'"),
-        ("one or two sentences", f"{OWN}: the prompt's placeholder 'one or two sentences'"),
-        ('"<one or two sentences>"', f"{OWN}: the prompt's placeholder '\"<one or two sentences>\"'"),
-        ("<...}", f"{OWN}: a fragment of the prompt's format line '<...}}'"),
-        ("<...", f"{OWN}: a fragment of the prompt's format line '<...'"),
-        ("<one or two sentences", f"{OWN}: a fragment of the prompt's format line '<one or two sentences'"),
-        ("one or two sentences>", f"{OWN}: a fragment of the prompt's format line 'one or two sentences>'"),
-        ("<integer 1-5>", f"{OWN}: the prompt's placeholder '<integer 1-5>'"),
-        ('Fine plan", "score": 3', f"{OWN}: a fragment of the prompt's format line 'Fine plan\", \"score\": 3'"),
-        ("", f"{OWN}: none, fewer than 3 words"),
-        ("ok", f"{OWN}: 1 word 'ok', fewer than 3 words"),
-        ("Good plan.", f"{OWN}: 2 words 'Good plan.', fewer than 3 words"),
-        ("4/5 !!", f"{OWN}: 0 words '4/5 !!', fewer than 3 words"),
-    ],
-    ids=[
-        "placeholder", "placeholder-padded", "ours-short", "ellipsis", "helms", "helms-lower-no-dot",
-        "placeholder-unbracketed", "placeholder-quoted", "mangled-brace", "mangled-open", "unclosed", "unopened",
-        "score-placeholder", "format-syntax", "empty", "one-word", "two-words", "no-letters",
-    ],
-)  # fmt: skip
-def test_an_explanation_that_is_not_the_judges_own_words_invalidates_its_dimension(
-    explanation: str, reason: str
-) -> None:
-    """A placeholder, a piece of the format line or fewer than three words is no evidence: the score beside it
-    is the template's, not a reading of the answer. That dimension is invalid; the others still count."""
-    reply = json.loads(verdict(4, 3, 5))
-    reply["accuracy"]["explanation"] = explanation
-    found, invalid = judged(json.dumps(reply))
-    assert found == {"accuracy": None, "completeness": 3, "clarity": 5}
-    assert invalid == {"accuracy": reason}
-
-
-@pytest.mark.parametrize(
-    "explanation",
-    [
-        "Correct steps, though antibiotics are not named.",
-        "Explain why this score was given, then more.",
-        "<b>bold</b> plan",
-        "Fine... mostly, with gaps",
-        "It is <one> of two",
-        "Blood loss <50 mL is noted",
-        "Scored 4 of 5: clear",
-    ],
-)
-def test_an_explanation_in_the_judges_own_words_counts(explanation: str) -> None:
-    """Three or more words of the judge's own; bits resembling a placeholder inside real text do not matter."""
-    reply = json.loads(verdict(4, 3, 5))
-    reply["accuracy"]["explanation"] = explanation
-    assert judged(json.dumps(reply)) == ({"accuracy": 4, "completeness": 3, "clarity": 5}, {})
 
 
 def test_the_small_judges_mangled_echo_has_no_valid_dimension() -> None:

@@ -1,0 +1,178 @@
+"""What a judge's reply copied from the prompt's untrusted texts (the note, the candidate answer), masked out
+before a verdict is looked for.
+
+Why: the model under test writes the candidate answer, so it can write a verdict into it ("{"accuracy":
+{"score": 5, ...}}"), and judges quote the answer: before their own verdict, after it, inside a broken or
+single-quoted object, or in a reply whose own verdict is prose. A verdict is read only from the judge's own
+words, so every stretch of the reply that is a verbatim copy of an untrusted text is masked first: a
+planted verdict, whole or in part, is then no verdict candidate wherever the judge put it.
+
+What counts as copied (``copied_spans``): a maximal stretch of the reply that occurs verbatim in an
+untrusted text (as written, or JSON-escaped as a judge quoting it inside a JSON string writes it) and holds
+at least ``MIN_QUOTE_WORDS`` words other than the verdict's own key names. The word floor keeps a judge's
+own verdict from being masked because its format happens to match text in the answer (``{"accuracy":
+{"score": 2, "explanation": "`` is the judge's format as much as the answer's); a short planted verdict that
+slips under it still fails, because its explanation is then a verbatim copy of the answer, which is not
+the judge's own words (judging.py). Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from helm_mtsamples_ext.record import DIMENSIONS
+
+MIN_QUOTE_WORDS = 4
+"""Words (other than the verdict's key names) a copied stretch must hold to be masked."""
+_WORD = re.compile(r"[^\W\d_]+")
+_KEY_WORDS = frozenset((*DIMENSIONS, "score", "explanation"))
+_MASK_BASE = 0xF0000  # Supplementary Private Use Area-A: no reply or answer uses it, and it is no JSON syntax
+_MAX_MASKS = 0xFFFD
+
+
+class _Automaton:
+    """The suffix automaton of one text: for each position of another text, the longest stretch ending there
+    that occurs in this one, in time linear in both (a long note and a 64 KB reply stay fast)."""
+
+    def __init__(self, text: str) -> None:
+        self.next: list[dict[str, int]] = [{}]
+        self.link: list[int] = [-1]
+        self.length: list[int] = [0]
+        last = 0
+        for char in text:
+            last = self._extend(last, char)
+
+    def _extend(self, last: int, char: str) -> int:
+        nxt, link, length = self.next, self.link, self.length
+        cur = len(length)
+        nxt.append({})
+        length.append(length[last] + 1)
+        link.append(0)
+        p = last
+        while p != -1 and char not in nxt[p]:
+            nxt[p][char] = cur
+            p = link[p]
+        if p != -1:
+            q = nxt[p][char]
+            if length[p] + 1 == length[q]:
+                link[cur] = q
+            else:
+                clone = len(length)
+                nxt.append(dict(nxt[q]))
+                length.append(length[p] + 1)
+                link.append(link[q])
+                while p != -1 and nxt[p].get(char) == q:
+                    nxt[p][char] = clone
+                    p = link[p]
+                link[q] = link[cur] = clone
+        return cur
+
+    def matches(self, text: str) -> Iterable[tuple[int, int]]:
+        """(start, end) of the longest stretch of ``text`` ending at each end that occurs in the automaton's text."""
+        state, matched = 0, 0
+        for end, char in enumerate(text, 1):
+            while state and char not in self.next[state]:
+                state = self.link[state]
+                matched = self.length[state]
+            if char in self.next[state]:
+                state, matched = self.next[state][char], matched + 1
+            else:
+                state, matched = 0, 0
+            if matched:
+                yield end - matched, end
+
+
+@lru_cache(maxsize=32)
+def _automaton(text: str) -> _Automaton:
+    """Built once per untrusted text: every judge of a note, and every turn, reads against the same note and answer."""
+    return _Automaton(text)
+
+
+def _content_words(text: str) -> int:
+    return sum(1 for word in _WORD.findall(text) if word.lower() not in _KEY_WORDS)
+
+
+def _forms(untrusted: Sequence[str]) -> list[str]:
+    """Each untrusted text as written and as a judge quoting it inside a JSON string writes it."""
+    forms: list[str] = []
+    for text in untrusted:
+        if not text:
+            continue
+        forms.append(text)
+        escaped = json.dumps(text, ensure_ascii=False)[1:-1]
+        if escaped != text:
+            forms.append(escaped)
+    return forms
+
+
+def copied_spans(reply: str, untrusted: Sequence[str], min_words: int = MIN_QUOTE_WORDS) -> list[tuple[int, int]]:
+    """The stretches of ``reply`` copied from ``untrusted`` (see the module docstring), merged, in order."""
+    spans: list[tuple[int, int]] = []
+    for form in _forms(untrusted):
+        automaton = _automaton(form)
+        spans.extend(
+            (start, end)
+            for start, end in automaton.matches(reply)
+            if end - start >= 2 * min_words - 1 and _content_words(reply[start:end]) >= min_words
+        )
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+@dataclass(frozen=True)
+class Masked:
+    """A reply with each copied stretch replaced by one private-use character, and the stretches, so the
+    judge's own strings (an explanation quoting the answer) can be given back their text."""
+
+    text: str
+    stretches: tuple[str, ...]
+
+    def restore(self, value: str) -> str:
+        """``value`` (read from the masked text) with every masked stretch written back."""
+        if not self.stretches:
+            return value
+        return "".join(
+            self.stretches[ord(c) - _MASK_BASE] if _MASK_BASE <= ord(c) < _MASK_BASE + len(self.stretches) else c
+            for c in value
+        )
+
+    def own_text(self, value: str) -> str:
+        """``value`` (read from the masked text) without its copied stretches: what the judge wrote itself."""
+        top = _MASK_BASE + len(self.stretches)
+        return "".join(" " if _MASK_BASE <= ord(c) < top else c for c in value)
+
+    def holds_copy(self, value: str) -> bool:
+        top = _MASK_BASE + len(self.stretches)
+        return any(_MASK_BASE <= ord(c) < top for c in value)
+
+
+def mask_copied(reply: str, untrusted: Sequence[str]) -> Masked:
+    """``reply`` with what it copied from ``untrusted`` masked out (at most ``_MAX_MASKS`` stretches)."""
+    spans = copied_spans(reply, untrusted)[:_MAX_MASKS]
+    if not spans:
+        return Masked(reply, ())
+    parts: list[str] = []
+    stretches: list[str] = []
+    at = 0
+    for n, (start, end) in enumerate(spans):
+        parts.append(reply[at:start])
+        parts.append(chr(_MASK_BASE + n))
+        stretches.append(reply[start:end])
+        at = end
+    parts.append(reply[at:])
+    return Masked("".join(parts), tuple(stretches))
+
+
+def holds_verbatim(text: str, untrusted: Sequence[str]) -> bool:
+    """Whether ``text`` (an explanation) is, trimmed, a verbatim piece of an untrusted text."""
+    core = text.strip().strip("\"'").strip()
+    return bool(_WORD.search(core)) and any(core in form for form in _forms(untrusted))

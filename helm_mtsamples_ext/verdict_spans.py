@@ -1,0 +1,182 @@
+"""Where verdicts are in a reply's text: spans of objects, their repair, the scores a reply literally writes.
+
+The lexical half of reading a verdict (judging.py applies the rules): kept apart so the rules read as rules.
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import json_repair
+
+from helm_mtsamples_ext.scoring import DIMENSIONS, normalise_score
+
+
+def show(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def lower_keys(obj: dict[Any, Any]) -> dict[str, Any]:
+    return {str(k).strip().lower(): v for k, v in obj.items()}
+
+
+def _is_verdict(obj: Any) -> bool:
+    return isinstance(obj, dict) and any(key in DIMENSIONS for key in lower_keys(obj))
+
+
+def find_verdict(obj: Any) -> dict[str, Any] | None:
+    """The verdict an object is, or the last verdict nested in a wrapper such as ``{"evaluation": {...}}``."""
+    if _is_verdict(obj):
+        return lower_keys(obj)
+    children = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, list) else []
+    found = None
+    for child in children:
+        found = find_verdict(child) or found
+    return found
+
+
+_MAX_RESCANS = 8
+"""Unterminated strings after which span ends are computed from a fresh start (bounds a pathological reply)."""
+
+
+def _span_ends(text: str) -> dict[int, int]:
+    """For each ``{`` outside a string literal, the end of its span (end of text if never closed).
+
+    A ``{`` or ``}`` inside a string neither opens nor closes a span, so an explanation quoting ``}}}`` cannot
+    end the judge's object early nor start a scan inside the quote. Strings are recognised inside braces only
+    (prose apostrophes stay prose): a double quote always opens one, a single quote where a JSON token may
+    start (after ``{ [ , :``). A string that never closes swallows nothing: scanning starts again after its
+    opening quote, as if it were text."""
+    ends: dict[int, int] = {}
+    start, rescans = 0, 0
+    while start < len(text):
+        stack: list[int] = []
+        quote, opened, last, i = "", 0, "", start
+        while i < len(text):
+            char = text[i]
+            if quote:
+                if char == "\\":
+                    i += 2
+                    continue
+                if char == quote:
+                    quote, last = "", char
+                i += 1
+                continue
+            if char == "{":
+                stack.append(i)
+            elif char == "}" and stack:
+                ends[stack.pop()] = i + 1
+            elif stack and (char == '"' or (char == "'" and last in ("", "{", "[", ",", ":"))):
+                quote, opened = char, i
+            if not char.isspace():
+                last = char
+            i += 1
+        for unclosed in stack:
+            ends.setdefault(unclosed, len(text))
+        if not quote or rescans >= _MAX_RESCANS:
+            break
+        start, rescans = opened + 1, rescans + 1
+    return ends
+
+
+# Repair is for a judge's slightly broken object, not for mining garbage: a span too long or too nested
+# to be a verdict is not repaired, which keeps a pathological reply (thousands of braces) fast.
+_MAX_REPAIR_CHARS = 20_000
+_MAX_REPAIR_BRACES = 64
+
+
+def _repair(span: str) -> Any:
+    if len(span) > _MAX_REPAIR_CHARS or span.count("{") > _MAX_REPAIR_BRACES:
+        return None
+    try:
+        return json_repair.loads(span)
+    except Exception:  # json_repair is best effort; a span it cannot read is no verdict
+        return None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A verdict found in a reply; ``repaired_span`` is the text json_repair read (None if strict JSON)."""
+
+    fields: dict[str, Any]
+    repaired_span: str | None = None
+
+
+def verdict_objects(text: str) -> list[Candidate]:
+    """Every top-level verdict in ``text``, in order; a valid object's interior is never searched."""
+    decoder = json.JSONDecoder()
+    found: list[Candidate] = []
+    ends = _span_ends(text)
+    resume = 0
+    for i in sorted(ends):
+        if i < resume:
+            continue
+        span: str | None = None
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except ValueError:
+            end = ends[i]
+            span = text[i:end]
+            obj = _repair(span)
+            if find_verdict(obj) is None:
+                continue
+        verdict = find_verdict(obj)
+        if verdict is not None:
+            found.append(Candidate(verdict, span))
+        resume = end
+    return found
+
+
+_NUMBER = r"""["']?(-?\d+(?:\.\d+)?)["']?\s*(?=[,}\]])"""
+# A key or a score, never words inside an explanation: string contents are blanked out first (except key
+# names and numeric strings), then keys may be quoted or bare, and must open the object or follow a comma.
+_DIMENSION_KEY = re.compile(r"""(?:^|[{,])\s*["']?(""" + "|".join(DIMENSIONS) + r""")["']?\s*:""", re.IGNORECASE)
+_LITERAL_SCORE = re.compile(r"^\s*" + _NUMBER + r"""|["']?score["']?\s*:\s*""" + _NUMBER, re.IGNORECASE)
+_KEPT_STRINGS = re.compile(r"\s*(?:" + "|".join(DIMENSIONS) + r"|score|explanation|-?\d+(?:\.\d+)?)\s*", re.IGNORECASE)
+
+
+def _blank_strings(span: str) -> str:
+    """``span`` with the text inside its strings replaced by spaces (same length, so positions hold).
+
+    A double quote always opens a string; a single quote only where a JSON token may start (after ``{``,
+    ``[``, ``,``, ``:`` or at the start), so an apostrophe in bare text is left alone."""
+    chars = list(span)
+    i, last = 0, ""
+    while i < len(span):
+        char = span[i]
+        if char == '"' or (char == "'" and last in ("", "{", "[", ",", ":")):
+            j = i + 1
+            while j < len(span) and span[j] != char:
+                j += 2 if span[j] == "\\" else 1
+            if not _KEPT_STRINGS.fullmatch(span[i + 1 : j]):
+                chars[i + 1 : min(j, len(span))] = " " * (min(j, len(span)) - i - 1)
+            i, last = j + 1, char
+            continue
+        if not char.isspace():
+            last = char
+        i += 1
+    return "".join(chars)
+
+
+def literal_scores(span: str, dimension: str) -> list[int]:
+    """The 1-5 scores ``span`` literally gives ``dimension``: a number (or numeric string) right after the
+    dimension key or its ``score`` key and followed by a delimiter, within that dimension's part of the span."""
+    text = _blank_strings(span)
+    keys = list(_DIMENSION_KEY.finditer(text))
+    found: list[int] = []
+    for n, key in enumerate(keys):
+        if key.group(1).lower() != dimension:
+            continue
+        region = text[key.end() : keys[n + 1].start(1) if n + 1 < len(keys) else len(text)]
+        for match in _LITERAL_SCORE.finditer(region):
+            score = normalise_score(match.group(1) or match.group(2))
+            if score is not None:
+                found.append(score)
+    return found

@@ -56,6 +56,9 @@ REQUIRED_API: tuple[tuple[str, str], ...] = (
     ("helm.clients.auto_client", "AutoClient._get_client"),
     ("helm.clients.openai_client", "OpenAIClient._make_chat_raw_request"),
     ("helm.benchmark.run_spec", "discover_run_spec_functions"),
+    ("helm.benchmark.run_spec_factory", "construct_run_specs"),  # model_check reads model= from its frame
+    ("helm.benchmark.run", "helm_run"),  # and helm-run's --dry-run, --local-path from its frame
+    ("helm.benchmark.model_deployment_registry", "get_default_model_deployment_for_model"),
     ("helm.benchmark.run_spec", "_REGISTERED_RUN_SPEC_FUNCTIONS"),
     ("helm.benchmark.run_specs.medhelm_run_specs", "get_generation_adapter_spec"),
     ("helm.benchmark.model_deployment_registry", "register_model_deployment"),

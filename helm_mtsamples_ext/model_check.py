@@ -56,7 +56,7 @@ def building_command(frame: FrameType | None = None) -> BuildingCommand:
     spec: Any = None
     args: Any = None
     run_file = os.path.realpath(helm_run_module.__file__)
-    current = frame or sys._getframe(1)
+    current: FrameType | None = frame or sys._getframe(1)
     while current is not None:
         code = current.f_code
         if spec is None and code is run_spec_factory.construct_run_specs.__code__:
@@ -116,7 +116,8 @@ def key_problem(deployment: str, local_path: str) -> str | None:
         client._get_client(deployment)
     except Exception as e:
         reason = " ".join(str(e).split())
-        return f"the model under test {deployment!r} cannot be used ({reason}): set {hosted_key_hint(deployment, local_path)}"
+        hint = hosted_key_hint(deployment, local_path)
+        return f"the model under test {deployment!r} cannot be used ({reason}): set {hint}"
     return None
 
 

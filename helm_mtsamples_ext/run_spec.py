@@ -338,9 +338,9 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
 
 def run_entry(**raw_args: Any) -> RunSpec:
     """What ``helm-run`` calls for ``mtsamples_procedures``: the spec, or, for a bad argument, exactly one line
-    on stderr and exit status 1. HELM would print a ~25-line traceback around the ValueError; SystemExit is
-    the one exception its command line lets through without one. The model under test (``model=``, which HELM keeps
-from us) is checked here too (model_check.py): HELM must know it and, for a real run, have its key."""
+        on stderr and exit status 1. HELM would print a ~25-line traceback around the ValueError; SystemExit is
+        the one exception its command line lets through without one. The model under test (``model=``, which HELM keeps
+    from us) is checked here too (model_check.py): HELM must know it and, for a real run, have its key."""
     try:
         spec = get_mtsamples_procedures_spec(**raw_args)
         check_model_under_test(building_command())

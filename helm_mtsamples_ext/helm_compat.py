@@ -227,8 +227,9 @@ def endpoint_tokenizer_name() -> str | None:
 
 
 def ensure_deployment(name: str) -> bool:
-    """Give medhelm 0.8 the ``openai/<model>`` deployment crfm-helm 0.5.16 generates, so the default judge
-    (``openai/gpt-4o-mini``) resolves on both. True if the deployment exists afterwards."""
+    """Give medhelm 0.8 the ``openai/<model>`` deployment crfm-helm 0.5.16 generates, so the default judge and the
+    quick conf's model under test (both ``openai/gpt-4o-mini``) resolve on both. True if the deployment exists
+    afterwards."""
     if find_model_deployment(name) is not None:
         return True
     if not name.startswith(OPENAI_PREFIX) or name.count("/") != 1:

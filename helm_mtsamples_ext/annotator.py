@@ -40,14 +40,9 @@ from helm_mtsamples_ext.endpoints import (
 from helm_mtsamples_ext.fanout import EndpointWait, FanOut, status_line
 from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
 from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
+from helm_mtsamples_ext.model_check import hosted_key_hint
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, FAILED, OK, RESERVED_KEYS, JudgeEntry, NoteRecord
-
-
-def _hosted_key_hint(deployment: str) -> str:
-    host = deployment.split("/")[0]
-    extra = " or the OPENAI_API_KEY environment variable" if host == "openai" else ""
-    return f"{host}ApiKey in prod_env/credentials.conf{extra}"
 
 
 def _endpoint_positions(panel: list[JudgeSpec]) -> list[tuple[int, str]]:
@@ -114,7 +109,7 @@ class JudgeAnnotator(Annotator):
             else:
                 deployment = spec.model_deployment or spec.model
                 host = deployment.split("/")[0]
-                target = JudgeTarget(spec.name, spec.model, deployment, host, deployment, _hosted_key_hint(deployment))
+                target = JudgeTarget(spec.name, spec.model, deployment, host, deployment, hosted_key_hint(deployment))
             self._judges.append(target)
         settings = CallSettings(
             max_tokens=max_tokens,

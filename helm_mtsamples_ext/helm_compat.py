@@ -56,6 +56,9 @@ REQUIRED_API: tuple[tuple[str, str], ...] = (
     ("helm.clients.auto_client", "AutoClient._get_client"),
     ("helm.clients.openai_client", "OpenAIClient._make_chat_raw_request"),
     ("helm.benchmark.run_spec", "discover_run_spec_functions"),
+    ("helm.benchmark.run_spec_factory", "construct_run_specs"),  # model_check reads model= from its frame
+    ("helm.benchmark.run", "helm_run"),  # and helm-run's --dry-run, --local-path from its frame
+    ("helm.benchmark.model_deployment_registry", "get_default_model_deployment_for_model"),
     ("helm.benchmark.run_spec", "_REGISTERED_RUN_SPEC_FUNCTIONS"),
     ("helm.benchmark.run_specs.medhelm_run_specs", "get_generation_adapter_spec"),
     ("helm.benchmark.model_deployment_registry", "register_model_deployment"),
@@ -224,8 +227,9 @@ def endpoint_tokenizer_name() -> str | None:
 
 
 def ensure_deployment(name: str) -> bool:
-    """Give medhelm 0.8 the ``openai/<model>`` deployment crfm-helm 0.5.16 generates, so the default judge
-    (``openai/gpt-4o-mini``) resolves on both. True if the deployment exists afterwards."""
+    """Give medhelm 0.8 the ``openai/<model>`` deployment crfm-helm 0.5.16 generates, so the default judge and the
+    quick conf's model under test (both ``openai/gpt-4o-mini``) resolve on both. True if the deployment exists
+    afterwards."""
     if find_model_deployment(name) is not None:
         return True
     if not name.startswith(OPENAI_PREFIX) or name.count("/") != 1:

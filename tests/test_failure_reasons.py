@@ -42,7 +42,7 @@ def test_a_failures_kind_is_its_text_before_the_first_colon_without_sizes(failur
 def test_kinds_are_counted_most_frequent_first_each_with_its_advice() -> None:
     text = reasons_text([TOO_LONG] * 3 + [TIMEOUT] * 7 + ["HTTP 418: teapot"])
     assert text.startswith("7 timed out (raise judge_timeout")
-    assert "; 3 prompt too long for the judge's context (give the judge a larger context (llama.cpp --n_ctx 8192" in text
+    assert "; 3 prompt too long for the judge's context (give the judge a larger context (llama.cpp --n_ctx" in text
     assert text.endswith("; 1 HTTP 418"), "no advice invented for a kind nobody knows"
 
 

@@ -24,6 +24,7 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from helm_mtsamples_ext.failure_reasons import reasons_text, record_failures
 from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.run_spec import RunEntryArgs
 from helm_mtsamples_ext.same_verdict import without_same_verdicts
@@ -270,8 +271,19 @@ class MTSamplesProceduresMetric(Metric):
         self._read_run(scenario_state)
         result = super().evaluate(scenario_state, metric_service, eval_cache_path, parallelism)
         result.aggregated_stats.extend(self.agreement_stats(scenario_state))
+        self._say_why_judges_failed(scenario_state)
         self._warn_if_unjudged(scenario_state)
         return result
+
+    def _say_why_judges_failed(self, scenario_state: ScenarioState) -> None:
+        """One line at the end of the run: how many judge calls failed and why, with what to do (failure_reasons)."""
+        states = [s for s in scenario_state.request_states if s.reference_index is None]
+        notes = [self._score(s, warn=False) for s in states]
+        calls = sum(note.panel_size for note in notes if not note.empty_answer)
+        records = [self._run_view.get(id(s), (s.annotations or {}).get(ANNOTATION_KEY)) for s in states]
+        failures = record_failures(records, len(self.judge_names))
+        if failures:
+            hwarn(f"{len(failures)} of {calls} judge calls failed: {reasons_text(failures)}")
 
     def _warn_if_unjudged(self, scenario_state: ScenarioState) -> None:
         """HELM's built-in scores an unjudged run as all 1s and exits 0; ours says plainly what happened, and

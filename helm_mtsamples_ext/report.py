@@ -35,6 +35,7 @@ from helm_mtsamples_ext.audit_warnings import (
     verdict_lines,
     with_panel_auroc,
 )
+from helm_mtsamples_ext.failure_reasons import panel_lines
 from helm_mtsamples_ext.human_agreement import human_tables
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingRound
@@ -266,10 +267,13 @@ def build_tables(
 
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """Each panel's audit verdict and each model above its ceiling, one line each (stdout and report.md's top)."""
+    """Each panel's audit verdict, each model above its ceiling, and each panel's failed calls with why, one line
+    each (stdout and report.md's top)."""
     board = tables["leaderboard"]
     panels = list(dict.fromkeys(board["panel"]))
-    return verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
+    lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
+    calls = tables["instances"][["panel", "status", "failure"]].itertuples(index=False, name=None)
+    return lines + panel_lines(calls)
 
 
 INSTANCE_COLUMNS = [

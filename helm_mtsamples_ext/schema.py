@@ -11,11 +11,18 @@ suite (from metric.metric_metadata, the same texts --auto-generate-schema uses),
 columns (per-judge rewards, Krippendorff's alphas, which are absent by design for some runs) kept only
 where every run of the suite has them, so `--schema-validation error` runs without either warning.
 The shipped schema is package data, so the printed path is the installed copy, not a checkout's.
+
+The generated schema also puts the suite's judge audit where the leaderboard's readers look: the verdict of
+each panel (a WARNING for a panel that cannot tell the clinician's plan from another patient's, or a model
+scored above that plan) and its failed calls with why, as report.md's top says them, in the run groups'
+descriptions, which helm-server shows above the leaderboard. An AUROC column does not fit HELM's schema: a
+column is a stat of each run, and the AUROC is a panel's, over the suite's control runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import sys
@@ -120,6 +127,32 @@ def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[s
     return schema, notes
 
 
+AUDIT_HEADING = "Judge audit of this suite (helm-mtsamples-report):"
+
+
+def suite_audit(suite_dir: Path) -> list[str]:
+    """The lines report.md opens with (each panel's audit verdict, models above their ceiling, failed calls and
+    why), computed as helm-mtsamples-report does with its default bootstrap; [] when nothing can be read."""
+    from helm_mtsamples_ext.report import BootstrapSettings, audit_lines, build_tables, load_suite
+
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the schema's path, for "$(...)"
+        data = load_suite(suite_dir)
+        if data.instances.empty:
+            return []
+        return audit_lines(build_tables(data.instances, BootstrapSettings()))
+
+
+def with_audit(schema: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
+    """The schema with the audit's lines after each of our run groups' descriptions (as is when there are none)."""
+    if not lines:
+        return schema
+    text = "\n\n" + AUDIT_HEADING + "\n\n" + "\n\n".join(lines)
+    for run_group in schema["run_groups"]:
+        if run_group["name"].startswith(RUN_GROUP):
+            run_group["description"] = run_group.get("description", "").rstrip() + text
+    return schema
+
+
 def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: str | None = None) -> Path:
     """Write the schema for a suite (default: inside the suite's directory) and return its path."""
     base = yaml.safe_load(Path(SCHEMA_PATH).read_text())
@@ -131,6 +164,9 @@ def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: s
     if not runs:
         raise SystemExit(f"no finished {RUN_GROUP} run in {suite_dir}")
     schema, notes = suite_schema(base, runs)
+    audit = suite_audit(suite_dir)
+    schema = with_audit(schema, audit)
+    notes += [line for line in audit if line.startswith("WARNING")]
     target = Path(out) if out else suite_dir / SCHEMA_FILENAME
     target.parent.mkdir(parents=True, exist_ok=True)
     header = (

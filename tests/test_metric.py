@@ -324,10 +324,20 @@ def test_unjudged_notes_within_max_unjudged_are_reported_not_fatal(caplog: pytes
     assert any("1 of 2 notes have no reward" in r.getMessage() for r in caplog.records)
 
 
+def test_the_end_of_a_run_says_how_many_judge_calls_failed_and_why(caplog: pytest.LogCaptureFixture) -> None:
+    """One line, even when too many unjudged notes then fail the run: the count of calls, each kind with its
+    count and what to do (failure_reasons)."""
+    with caplog.at_level(logging.WARNING, logger="helm"), pytest.raises(UnjudgedNotesError):
+        run_evaluate(["A", "B"], UNJUDGED_RECORDS)
+    (line,) = [r.getMessage() for r in caplog.records if "judge calls failed" in r.getMessage()]
+    assert line.startswith("2 of 4 judge calls failed: 1 rate limited (HTTP 429) (raise judge_max_wait")
+    assert "; 1 timed out (raise judge_timeout, or lower judge_max_concurrency" in line
+
+
 def test_a_fully_judged_run_neither_warns_nor_fails(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="helm"):
         run_evaluate(["A", "B"], UNJUDGED_RECORDS[:1])
-    assert not any("have no reward" in r.getMessage() for r in caplog.records)
+    assert not any("have no reward" in r.getMessage() or "calls failed" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,9 @@ def readme_section() -> str:
 
 def readme_blocks() -> tuple[str, str]:
     """(the line exporting MTSAMPLES_JUDGE, the run/summarize/report commands), as the README gives them."""
-    export, commands = re.findall(r"```bash\n(.*?)```", readme_section(), re.S)
+    blocks = re.findall(r"```bash\n(.*?)```", readme_section(), re.S)
+    (export,) = [b for b in blocks if "export MTSAMPLES_JUDGE=" in b]
+    (commands,) = [b for b in blocks if "helm-run " in b]
     return export.strip(), commands.strip()
 
 

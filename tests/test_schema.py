@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -206,3 +207,31 @@ def test_suite_without_our_runs_is_an_error_naming_the_directory(tmp_path: Path)
     (tmp_path / "out" / "runs" / "s").mkdir(parents=True)
     with pytest.raises(SystemExit, match="no finished mtsamples_procedures run"):
         schema_module.main(["--suite", "s", "-o", str(tmp_path / "out")])
+
+
+def test_the_suites_judge_audit_is_in_the_leaderboards_description_through_real_helm_summarize(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A blind panel (AUROC 0.5) and a model above the clinician's plan: helm-summarize's groups_metadata.json,
+    which helm-server shows above the leaderboard, carries both warnings under our run groups; stdout stays the
+    schema's path alone."""
+    from tests.test_audit_warnings import CEILING_LINE, PANEL_LINE, blind_suite
+    from tests.test_pipeline_e2e import helm_tool, user_env
+
+    blind_suite(tmp_path)
+    schema_module.main(["--suite", "v1", "-o", str(tmp_path)])
+    captured = capsys.readouterr()
+    path = captured.out.strip()
+    assert Path(path).is_file() and PANEL_LINE in captured.err
+    helm_tool("helm-summarize", "--suite", "v1", "-o", str(tmp_path), "--schema-path", path, cwd=tmp_path,
+              env=user_env())  # fmt: skip
+    groups = json.loads((tmp_path / "runs" / "v1" / "groups_metadata.json").read_text())
+    for group in ("mtsamples_procedures", "mtsamples_procedures_leaderboard"):
+        description = groups[group]["description"]
+        assert schema_module.AUDIT_HEADING in description
+        assert PANEL_LINE in description and CEILING_LINE in description
+
+
+def test_a_suite_without_readable_records_keeps_the_shipped_descriptions() -> None:
+    base = {"run_groups": [{"name": "mtsamples_procedures", "description": "A model reads a note."}]}
+    assert schema_module.with_audit(copy.deepcopy(base), []) == base

@@ -90,5 +90,10 @@ def _download(base: str, cache: Path, unreachable: str) -> Path:
     except NoteHostUnreachable:
         raise NotesUnavailable(how_to_supply(unreachable)) from None
     except DataError as e:
-        raise DataError(f"the pinned notes from {base} are not intact: {str(e).splitlines()[0]}") from None
+        first = next(iter(e.failures.items()), None)
+        example = f", e.g. {first[0]!r}: {first[1]}" if first else ""
+        raise DataError(
+            f"{len(e.failures)} of the 429 pinned notes from {base} are missing or not intact{example}; "
+            f"point {BASE_URL_ENV} at the pinned notes"
+        ) from None
     return cache

@@ -46,8 +46,8 @@ _FINDINGS = "FINDINGS"
 _SUMMARY = "SUMMARY"
 
 NOTES = (
-    _Note("Appendectomy - Laparoscopic.txt", "General Medicine", "laparoscopic appendectomy", "appendix", "harmonic scalpel",
-          ((_FINDINGS, "an inflamed, nonperforated appendix"), (_PLAN, "clear liquids tonight"))),
+    _Note("Appendectomy - Laparoscopic.txt", "General Medicine", "laparoscopic appendectomy", "appendix",
+          "harmonic scalpel", ((_FINDINGS, "an inflamed, nonperforated appendix"), (_PLAN, "clear liquids tonight"))),
     _Note("Cesarean Section #2.txt", "Obstetrics / Gynecology", "repeat low transverse cesarean section", "uterus",
           "bandage scissors", ((_PLAN, "ambulate early and start routine postpartum care"),)),
     _Note("Cholecystectomy.txt", "Gastroenterology", "laparoscopic cholecystectomy", "gallbladder", "clip applier",
@@ -57,7 +57,8 @@ NOTES = (
     _Note("Cystoscopy.txt", "Urology", "flexible cystoscopy", "bladder", "flexible cystoscope",
           ((_SUMMARY, "no tumor, stone or diverticulum was seen in the bladder"),), long=True),
     _Note("Hysteroscopy - Diagnostic.txt", "Obstetrics / Gynecology", "diagnostic hysteroscopy and dilation",
-          "endometrial cavity", "rigid hysteroscope", ((_FINDINGS, "a small endometrial polyp on the posterior wall"),)),
+          "endometrial cavity", "rigid hysteroscope",
+          ((_FINDINGS, "a small endometrial polyp on the posterior wall"),)),
     _Note("Knee Arthroscopy.txt", "Orthopedic", "arthroscopic partial medial meniscectomy", "medial meniscus",
           "arthroscopic shaver", ((_FINDINGS, "a complex tear of the posterior horn of the medial meniscus"),),
           long=True),

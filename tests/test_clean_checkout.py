@@ -66,7 +66,7 @@ def test_real_data_tests_skip_with_one_line_saying_how_to_supply_the_notes(clean
     assert len(skipped) == REAL_DATA_TESTS and len(reasons) == 1, skipped
     (reason,) = reasons
     assert "MTSAMPLES_PROCEDURES_BASE_URL=http://127.0.0.1:" in reason and "cannot be reached" in reason
-    assert HOW in reason and f"or put them in {clean_checkout.parent / 'shared'}/" in reason, "names the ../shared to make"
+    assert HOW in reason and f"or put them in {clean_checkout.parent / 'shared'}/" in reason
 
 
 def test_under_ci_the_same_line_fails_the_run(clean_checkout: Path) -> None:

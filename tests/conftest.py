@@ -1,27 +1,57 @@
-"""Shared fixtures.
+"""Shared fixtures: the notes.
 
-The pinned notes come from `../shared` when the checkout sits beside it (CI, developers); a
-user's clone has no `../shared`, so there the notes are fetched the way a user gets them, with
-the package's own downloader. Never a silent skip.
+- ``pinned_notes_dir``: the 429 pinned notes, for the tests that check the real data only. Found as a user
+  finds them (``tests/pinned_notes.py``: ``MTSAMPLES_PROCEDURES_BASE_URL``, else ``../shared``, else GitHub);
+  when none is reachable the test skips with one line saying how to supply them, and under ``CI=true``
+  fails with it, so CI always checks the real data.
+- ``synthetic_notes`` / ``synthetic_notes_dir`` / ``synthetic_notes_env``: a dozen synthetic notes written by
+  the session (``tests/synthetic_notes.py``), for everything else; ``synthetic_notes_env`` is what a user
+  would set to load them from a loopback mirror (base URL and ``MTSAMPLES_PROCEDURES_MANIFEST``).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.data import DEFAULT_BASE_URL, PINNED_COMMIT, ensure_notes
+from helm_mtsamples_ext.data import DataError
+from tests.pinned_notes import NotesUnavailable, locate_pinned_notes
+from tests.synthetic_notes import SyntheticNotes, write_synthetic_notes
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_NOTES = REPO_ROOT.parent / "shared" / "data" / "mtsamples_procedures" / PINNED_COMMIT
+SESSION_MIRROR_LIFETIME = 4 * 3600.0
+"""A bound on the session mirror's serve loop, beyond any test session."""
 
 
 @pytest.fixture(scope="session")
 def pinned_notes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding the 429 pinned notes under their original file names."""
-    if SHARED_NOTES.is_dir():
-        return SHARED_NOTES
-    cache = tmp_path_factory.mktemp("pinned_notes")
-    ensure_notes(cache, base_url=DEFAULT_BASE_URL)
-    return cache
+    try:
+        return locate_pinned_notes(tmp_path_factory.mktemp("pinned_notes"))
+    except DataError as e:
+        pytest.fail(str(e), pytrace=False)
+    except NotesUnavailable as e:
+        if os.environ.get("CI", "").strip().lower() in ("true", "1"):
+            pytest.fail(str(e), pytrace=False)
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session")
+def synthetic_notes(tmp_path_factory: pytest.TempPathFactory) -> SyntheticNotes:
+    return write_synthetic_notes(tmp_path_factory.mktemp("synthetic_notes"))
+
+
+@pytest.fixture(scope="session")
+def synthetic_notes_dir(synthetic_notes: SyntheticNotes) -> Path:
+    """Only the synthetic notes, under their file names (``synthetic_notes.manifest`` lists them)."""
+    return synthetic_notes.directory
+
+
+@pytest.fixture(scope="session")
+def synthetic_notes_env(synthetic_notes: SyntheticNotes) -> Iterator[dict[str, str]]:
+    """``MTSAMPLES_PROCEDURES_BASE_URL`` (a loopback mirror of the synthetic notes, for the session) and
+    ``MTSAMPLES_PROCEDURES_MANIFEST``: pass to ``user_env(**...)`` or set them with monkeypatch."""
+    with synthetic_notes.mirror(max_lifetime=SESSION_MIRROR_LIFETIME) as mirror:
+        yield mirror.env

@@ -77,8 +77,11 @@ class _MirrorServer(ThreadingHTTPServer):
 class NoteMirror:
     """Serve `directory` at `base_url` (ends in "/"); file names are URL-decoded, so `#`, `&`, etc. work."""
 
-    def __init__(self, directory: str | Path, latency: float = 0.0, max_lifetime: float = 300.0) -> None:
+    def __init__(
+        self, directory: str | Path, latency: float = 0.0, max_lifetime: float = 300.0, manifest: Path | None = None
+    ) -> None:
         self.directory = Path(directory).resolve()
+        self.manifest = manifest  # None: the notes are the pinned ones, checked against the shipped manifest
         self.latency = latency
         self.max_lifetime = max_lifetime
         self.requested_paths: list[str] = []  # decoded file names, in arrival order
@@ -179,6 +182,14 @@ class NoteMirror:
             server.server_close()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=5)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The variables that point the package here (and to the notes' manifest when they are not the pinned ones)."""
+        env = {"MTSAMPLES_PROCEDURES_BASE_URL": self.base_url}
+        if self.manifest is not None:
+            env["MTSAMPLES_PROCEDURES_MANIFEST"] = str(self.manifest)
+        return env
 
     @property
     def running(self) -> bool:

@@ -12,14 +12,15 @@ import pytest
 from tests.batch_server import BatchAPI
 from tests.judge_server import JudgeServer
 from tests.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import P, helm_tool, kill_helm_run_once, request_states, run_dir, stat, user_env
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as m:
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror() as m:
         yield m
 
 
@@ -30,7 +31,7 @@ def annotations(run: Path) -> list[dict]:  # type: ignore[type-arg]
 def test_a_batched_run_judges_every_note_as_a_direct_run_without_a_direct_call(
     mirror: NoteMirror, tmp_path: Path
 ) -> None:
-    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+    env = user_env(**mirror.env)
     for name in ("batched", "direct"):
         (tmp_path / name).mkdir()
     with JudgeServer(dict.fromkeys(["a", "b"], "steady"), batch=BatchAPI()) as judge:
@@ -49,7 +50,7 @@ def test_a_batched_run_judges_every_note_as_a_direct_run_without_a_direct_call(
 def test_a_run_killed_while_its_batch_is_in_progress_reattaches_and_a_finished_run_makes_no_request(
     mirror: NoteMirror, tmp_path: Path
 ) -> None:
-    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+    env = user_env(**mirror.env)
     api = BatchAPI()
     api.hold.set()
     with JudgeServer({"a": "steady"}, batch=api) as judge:

@@ -1,7 +1,8 @@
-"""The control models: each answer is what its control promises, for every pinned note of both modes.
+"""The control models: each answer is what its control promises, for every note of both modes.
 
-The pinned-note tests go the way a run goes: the scenario's instances, HELM's own adapter (so the
-prompts are the real ones, untruncated), HELM's AutoClient and the registered deployments.
+The note tests go the way a run goes: the scenario's instances, HELM's own adapter (so the prompts are
+the real ones, untruncated), HELM's AutoClient and the registered deployments. They run on the synthetic
+notes; one test checks on the pinned notes that each real prompt still finds its own note.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from helm_mtsamples_ext.scenario import build_instances
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
 from tests.judge_server import Behaviour, JudgeServer
-from tests.mirror import NoteMirror
+from tests.synthetic_notes import HELM_INSTANCES, SECTIONS_INSTANCES, SyntheticNotes
 from tests.test_pipeline_e2e import helm_tool, request_states, stat, user_env
 
 AUDIT_CONF = Path(__file__).resolve().parents[1] / "run_specs" / "mtsamples_procedures_audit.conf"
@@ -162,16 +163,13 @@ def test_padded_starts_with_the_reference_and_adds_only_boilerplate(reference: s
     assert rest.strip() == ""
 
 
-# --- every pinned note, both modes, through HELM's adapter and AutoClient ---------------------------
+# --- every note, both modes, through HELM's adapter and AutoClient ----------------------------------
 
 
 @pytest.fixture(scope="module")
-def notes_env(pinned_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The user's way to the notes: a mirror directory and a cache the package fills and verifies."""
-    return {
-        "MTSAMPLES_PROCEDURES_BASE_URL": str(pinned_notes_dir),
-        "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp_path_factory.mktemp("controls_cache")),
-    }
+def notes_env(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The user's way to the notes: a mirror directory, its manifest, and a cache the package fills and verifies."""
+    return {**synthetic_notes.env(), "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp_path_factory.mktemp("controls_cache"))}
 
 
 @pytest.fixture(scope="module")
@@ -180,21 +178,26 @@ def auto_client(tmp_path_factory: pytest.TempPathFactory) -> AutoClient:
     return AutoClient(credentials={}, file_storage_path=str(cache), cache_backend_config=BlackHoleCacheBackendConfig())
 
 
-def instances_of(pinned_notes_dir: Path, mode: str) -> list[Instance]:
-    notes = {p.name: p.read_bytes() for p in sorted(pinned_notes_dir.iterdir())}
-    return build_instances(notes, mode).instances
+def notes_in(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.txt"))}
+
+
+def instances_of(notes_dir: Path, mode: str) -> list[Instance]:
+    return build_instances(notes_in(notes_dir), mode).instances
+
+
+def adapt(notes_dir: Path, mode: str, prod_env: Path) -> list[RequestState]:
+    """The request states HELM's adapter makes for every instance of ``mode``, for a control model."""
+    service = TokenizerService(LocalContext(str(prod_env)))
+    model = control_model_name("reference")
+    spec = replace(get_mtsamples_procedures_spec(extraction=mode).adapter_spec, model=model, model_deployment=model)
+    return AdapterFactory.get_adapter(spec, service).adapt(instances_of(notes_dir, mode), 1)
 
 
 @pytest.fixture(scope="module")
-def adapted(pinned_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[RequestState]]:
-    """The request states HELM's adapter makes for every instance of each mode, for a control model."""
-    service = TokenizerService(LocalContext(str(tmp_path_factory.mktemp("prod_env"))))
-    model = control_model_name("reference")
-    states = {}
-    for mode in EXTRACTION_MODES:
-        spec = replace(get_mtsamples_procedures_spec(extraction=mode).adapter_spec, model=model, model_deployment=model)
-        states[mode] = AdapterFactory.get_adapter(spec, service).adapt(instances_of(pinned_notes_dir, mode), 1)
-    return states
+def adapted(synthetic_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[RequestState]]:
+    prod_env = tmp_path_factory.mktemp("prod_env")
+    return {mode: adapt(synthetic_notes_dir, mode, prod_env) for mode in EXTRACTION_MODES}
 
 
 def use_notes(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
@@ -223,8 +226,18 @@ def answers_through_helm(
 def test_prompts_reach_the_controls_untruncated(mode: str, adapted: dict[str, list[RequestState]]) -> None:
     """The controls' context window is large enough that HELM's adapter leaves every prompt whole."""
     states = adapted[mode]
-    assert len(states) == {"helm": 131, "sections": 74}[mode]
+    assert len(states) == {"helm": HELM_INSTANCES, "sections": SECTIONS_INSTANCES}[mode]
     assert all(not s.prompt_truncated and s.instance.input.text in s.request.prompt for s in states)
+
+
+@pytest.mark.parametrize("mode", EXTRACTION_MODES)
+def test_every_pinned_notes_prompt_finds_its_own_note(mode: str, pinned_notes_dir: Path, tmp_path: Path) -> None:
+    """On the real notes (with their shared openings and look-alike inputs), every prompt is answered with its own
+    note's reference."""
+    states = adapt(pinned_notes_dir, mode, tmp_path)
+    index = ControlIndex.from_notes(notes_in(pinned_notes_dir))
+    assert len(states) == {"helm": 131, "sections": 74}[mode]
+    assert all(index.answer("reference", s.request.prompt) == reference_of(s) for s in states)
 
 
 def reference_of(state: RequestState) -> str:
@@ -291,27 +304,27 @@ def test_unknown_prompt_fails_at_once_with_a_reason(
     assert result.error_flags.is_retriable is False and result.error_flags.is_fatal is True
 
 
-def test_prompt_holding_two_notes_fails_rather_than_picking_one(pinned_notes_dir: Path) -> None:
-    index = ControlIndex.from_notes({p.name: p.read_bytes() for p in sorted(pinned_notes_dir.iterdir())})
-    first, second = instances_of(pinned_notes_dir, "helm")[:2]
+def test_prompt_holding_two_notes_fails_rather_than_picking_one(synthetic_notes_dir: Path) -> None:
+    index = ControlIndex.from_notes(notes_in(synthetic_notes_dir))
+    first, second = instances_of(synthetic_notes_dir, "helm")[:2]
     with pytest.raises(ValueError, match="several notes"):
         index.answer("reference", f"Patient Notes: {first.input.text}\nPatient Notes: {second.input.text}\n")
 
 
 def test_the_index_is_built_once_and_read_from_the_cache_dir(
-    notes_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    notes_env: dict[str, str], synthetic_notes: SyntheticNotes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     use_notes(monkeypatch, notes_env)
     assert control_index() is control_index()
     assert notes_dir() == Path(notes_env["MTSAMPLES_PROCEDURES_CACHE_DIR"])
-    assert len(list(notes_dir().glob("*.txt"))) == 429
+    assert sorted(p.name for p in notes_dir().glob("*.txt")) == synthetic_notes.names
 
 
 def test_the_client_reads_the_notes_where_this_processs_scenario_loaded_them(
-    pinned_notes_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    synthetic_notes: SyntheticNotes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """HELM tells a client nothing of the run's output path; the scenario, which runs first, does."""
-    use_notes(monkeypatch, {"MTSAMPLES_PROCEDURES_BASE_URL": str(pinned_notes_dir)})
+    use_notes(monkeypatch, synthetic_notes.env())
     monkeypatch.delenv("MTSAMPLES_PROCEDURES_CACHE_DIR", raising=False)
     scenario.MTSamplesProceduresScenario().get_instances(str(tmp_path / "out"))
     assert notes_dir() == tmp_path / "out"
@@ -328,13 +341,13 @@ print(hashlib.sha256(json.dumps(sorted((n.extraction, n.id, n.answers) for n in 
 """
 
 
-def test_answers_are_the_same_in_another_process_with_another_hash_seed(pinned_notes_dir: Path) -> None:
+def test_answers_are_the_same_in_another_process_with_another_hash_seed(synthetic_notes_dir: Path) -> None:
     """Nothing depends on string hashing or on the order files are listed in."""
-    index = ControlIndex.from_notes({p.name: p.read_bytes() for p in sorted(pinned_notes_dir.iterdir())})
+    index = ControlIndex.from_notes(notes_in(synthetic_notes_dir))
     here = hashlib.sha256(json.dumps(sorted((n.extraction, n.id, n.answers) for n in index.notes)).encode()).hexdigest()
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     there = subprocess.run(
-        [sys.executable, "-c", _DIGEST, str(pinned_notes_dir)], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", _DIGEST, str(synthetic_notes_dir)], env=env, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert there == here
 
@@ -370,24 +383,24 @@ def test_control_answers_refuses_an_unknown_kind() -> None:
 
 
 @pytest.mark.e2e
-def test_audit_conf_runs_the_four_controls_through_helm_run(pinned_notes_dir: Path, tmp_path: Path) -> None:
+def test_audit_conf_runs_the_four_controls_through_helm_run(synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
     """The shipped conf, with a loopback judge added to each entry, through `helm-run -o out`: each control
     answers as promised, untruncated, the judge is sent each answer, and the client read the notes where
     the scenario cached them (no second download, nothing written to ./benchmark_output)."""
     conf = AUDIT_CONF.read_text()
     scores = {"accuracy": 4, "completeness": 3, "clarity": 5}
-    with NoteMirror(pinned_notes_dir) as mirror, JudgeServer({"steady": Behaviour("steady", scores)}) as judge:
+    with synthetic_notes.mirror() as mirror, JudgeServer({"steady": Behaviour("steady", scores)}) as judge:
         panel = f",judges=steady,judge_base_url={judge.base_url}"
         with_panel = re.sub(r'(model=mtsamples-control/\w+)"', lambda m: f'{m.group(1)}{panel}"', conf)
         assert with_panel.count(panel) == len(CONTROL_KINDS)
         (tmp_path / "audit.conf").write_text(with_panel)
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         args = ["--conf-paths", "audit.conf", "--suite", "audit", "-m", "3", "-o", "out"]
         helm_tool("helm-run", *args, cwd=tmp_path, env=env)
         fetched = mirror.request_count
         judged = judge.prompts_for("steady")
 
-    assert fetched == 429 and not (tmp_path / "benchmark_output").exists()
+    assert fetched == len(synthetic_notes.names) and not (tmp_path / "benchmark_output").exists()
     runs = {}
     for run in (tmp_path / "out" / "runs" / "audit").iterdir():
         if (run / "run_spec.json").is_file():
@@ -395,7 +408,7 @@ def test_audit_conf_runs_the_four_controls_through_helm_run(pinned_notes_dir: Pa
     assert sorted(runs) == sorted(control_model_name(kind) for kind in CONTROL_KINDS)
     assert len(judged) == 3 * len(CONTROL_KINDS)
 
-    index = ControlIndex.from_notes({p.name: p.read_bytes() for p in sorted(pinned_notes_dir.iterdir())})
+    index = ControlIndex.from_notes(notes_in(synthetic_notes.directory))
     for kind in CONTROL_KINDS:
         run = runs[control_model_name(kind)]
         states = request_states(run)

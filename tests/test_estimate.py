@@ -12,6 +12,7 @@ from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Judge, 
 from helm_mtsamples_ext.judging import build_prompt
 from helm_mtsamples_ext.report_cost import Price, Prices
 from tests.states import request_state
+from tests.synthetic_notes import SyntheticNotes
 
 NOTE, REFERENCE = "PROCEDURE: Open repair of a left inguinal hernia with mesh. " * 5, "Follow up in two weeks."
 JUDGES = (Judge("gpt-4o-mini", "openai/gpt-4o-mini"), Judge("llama", "together/llama"))
@@ -55,8 +56,9 @@ def test_a_judge_without_a_price_is_named_instead_of_a_cost() -> None:
 
 
 @pytest.fixture
-def notes_env(pinned_notes_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("MTSAMPLES_PROCEDURES_BASE_URL", str(pinned_notes_dir))
+def notes_env(synthetic_notes: SyntheticNotes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name, value in synthetic_notes.env().items():
+        monkeypatch.setenv(name, value)
     monkeypatch.delenv("MTSAMPLES_PROCEDURES_CACHE_DIR", raising=False)
     return tmp_path
 

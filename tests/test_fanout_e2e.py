@@ -10,6 +10,7 @@ import pytest
 
 from tests.judge_server import Behaviour, JudgeServer
 from tests.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import P, helm_tool, kill_helm_run_once, request_states, run_dir, user_env
 
 pytestmark = pytest.mark.e2e
@@ -18,8 +19,8 @@ FIXED = {"accuracy": 4, "completeness": 4, "clarity": 4}
 
 
 @pytest.fixture(scope="module")
-def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as m:
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror() as m:
         yield m
 
 
@@ -30,7 +31,7 @@ def test_one_helm_thread_still_keeps_every_judge_call_of_the_run_in_flight(mirro
     judges = dict.fromkeys(["a", "b", "c"], Behaviour("steady", FIXED))
     with JudgeServer(judges, rendezvous=9, rendezvous_timeout=10) as judge:
         entry = f"{P}:model=simple/model1,judges=a+b+c,judge_base_url={judge.base_url},judge_structured=json_schema"
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         output = helm_tool("helm-run", "--run-entries", entry, "--suite", "fan", "-m", "3", "-n", "1",
                            cwd=tmp_path, env=env)  # fmt: skip
         assert judge.max_in_flight == 9
@@ -45,7 +46,7 @@ def test_a_killed_run_run_again_makes_only_the_calls_never_answered(mirror: Note
     with JudgeServer({"a": Behaviour("steady", FIXED)}, latency=1.0) as judge:
         entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url},judge_max_concurrency=1"
         args = ["--run-entries", entry, "--suite", "killed", "-m", "4", "-n", "1"]
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         reached = lambda: judge.wait_for_requests(3, timeout=300)  # noqa: E731
         kill_helm_run_once(args, tmp_path, env, reached, "reached its third judge call")
         assert judge.count() == 3

@@ -2,7 +2,7 @@
 score a judge did not give, and a run that could not judge fails with one clear line and a non-zero exit.
 
 The judges are loopback OpenAI-compatible servers (tests/judge_server.py) reached through HELM's own
-client; the model under test is HELM's offline simple/model1; the notes come from the loopback mirror.
+client; the model under test is HELM's offline simple/model1; the notes (synthetic) come from the loopback mirror.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pytest
 
 from tests.judge_server import Behaviour, JudgeServer
 from tests.mirror import NoteMirror
+from tests.synthetic_notes import LONG_INPUT_WORDS, OBGYN, SyntheticNotes
 from tests.test_pipeline_e2e import BIN, P, files_containing, helm_tool, request_states, run_dir, stat, user_env
 
 pytestmark = pytest.mark.e2e
@@ -27,8 +28,8 @@ FIXED = {"accuracy": 4, "completeness": 4, "clarity": 4}
 
 
 @pytest.fixture(scope="module")
-def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as m:
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror() as m:
         yield m
 
 
@@ -58,15 +59,14 @@ def test_a_refused_key_fails_the_run_then_a_rate_limited_rerun_makes_exactly_the
     with JudgeServer({"a": Behaviour("steady", FIXED), "b": Behaviour("steady", FIXED)}, api_key=RIGHT) as judge:
         entry = f"{P}:model=simple/model1,judges=a+b,judge_base_url={judge.base_url},judge_max_concurrency=2"
         args = ["--run-entries", entry, "--suite", "keys", "-m", "3", "-n", "1"]
-        output = helm_run_failing(*args, cwd=tmp_path, env=user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url,
-                                                                   JUDGE_API_KEY=WRONG))  # fmt: skip
+        output = helm_run_failing(*args, cwd=tmp_path, env=user_env(**mirror.env, JUDGE_API_KEY=WRONG))
         line = line_with(output, "refused its key")
         assert judge.base_url.rstrip("/") in line and "HTTP 401" in line and "JUDGE_API_KEY_1" in line
         assert WRONG not in output
         assert judge.count() <= 2, "the run stops with the calls in flight at the first refusal, not once per note"
 
         judge.rate_limit = (4, 2.0)  # the right key now, and the endpoint pushes back with 429 + Retry-After
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url, JUDGE_API_KEY=RIGHT)
+        env = user_env(**mirror.env, JUDGE_API_KEY=RIGHT)
         helm_tool("helm-run", *args, cwd=tmp_path, env=env)
         assert judge.rejected_429 > 0
         assert answered(judge) == 3 * 2, "every judgment made once, none lost to the rate limit"
@@ -85,7 +85,7 @@ def test_an_unjudged_run_fails_loudly_and_the_same_command_again_makes_only_the_
     with JudgeServer({"a": Behaviour("steady", FIXED)}, rate_limit=(2, 600.0)) as judge:
         entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url},judge_max_wait=2"
         args = ["--run-entries", entry, "--suite", "limits", "-m", "4", "-n", "1"]
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         output = helm_run_failing(*args, cwd=tmp_path, env=env)
         line = line_with(output, "notes have no reward")
         assert "2 of 4 notes have no reward" in line and "max_unjudged=0" in line
@@ -100,10 +100,10 @@ def test_an_unjudged_run_fails_loudly_and_the_same_command_again_makes_only_the_
     assert stat(run, f"{P}_unjudged")["mean"] == 0
 
 
-def test_misconfigured_judges_fail_before_any_judge_call(pinned_notes_dir: Path, tmp_path: Path) -> None:
+def test_misconfigured_judges_fail_before_any_judge_call(synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
     """A hosted judge without its key, and a judge URL carrying a secret: each fails the run with one line
     naming what to fix, and the secret is written nowhere."""
-    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=str(pinned_notes_dir))
+    env = user_env(**synthetic_notes.env())
     keyless = f"{P}:model=simple/model1,judges=openai/gpt-4o-mini"
     output = helm_run_failing("--run-entries", keyless, "--suite", "keyless", "-m", "1", cwd=tmp_path, env=env)
     line = line_with(output, "cannot be used")
@@ -129,7 +129,7 @@ def test_two_endpoints_each_with_its_own_key_from_credentials_and_env(mirror: No
         prod_env.mkdir()
         (prod_env / "credentials.conf").write_text(f'judgeApiKeys: {{"{one.base_url}": "{one_key}"}}\n')
         entry = f"{P}:model=simple/model1,judges=a+b,judge_base_url={one.base_url}+{two.base_url}"
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url, JUDGE_API_KEY_2=two_key)
+        env = user_env(**mirror.env, JUDGE_API_KEY_2=two_key)
         output = helm_tool("helm-run", "--run-entries", entry, "--suite", "two", "-m", "2", cwd=tmp_path, env=env)
         assert (one.count(), two.count()) == (2, 2)
     run = run_dir(tmp_path / "benchmark_output", "two")
@@ -146,7 +146,7 @@ def test_judges_that_do_not_read_the_answer_leave_every_note_unjudged_and_a_read
     answers). Together they leave all five notes unjudged, and with max_unjudged=0 the run fails with one line
     naming each judge and why. A judge that reads the answer, fixed scores and all, scores as usual."""
     panel = {"mangled": Behaviour("mangled"), "parrot": Behaviour("parrot"), "reader": Behaviour("steady", FIXED)}
-    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+    env = user_env(**mirror.env)
     with JudgeServer(panel) as judge:
         entry = f"{P}:model=simple/model1,judges=mangled+parrot,judge_base_url={judge.base_url}"
         output = helm_run_failing("--run-entries", entry, "--suite", "blind", "-m", "5", cwd=tmp_path, env=env)
@@ -167,7 +167,6 @@ def test_judges_that_do_not_read_the_answer_leave_every_note_unjudged_and_a_read
 # ---------------------------------------------------------------- faults of real servers, each with its bound
 
 KEY = "sk-echoed-by-the-gateway-9f8e7d6c"
-OBGYN = "Medical Specialty:Obstetrics / Gynecology"  # two of the first five notes
 
 
 def closed_port_url(path: str = "/v1") -> str:
@@ -184,12 +183,20 @@ def records_of(run: Path, judge: str) -> list[dict[str, Any]]:
     return [s["annotations"][P][judge] for s in request_states(run)]
 
 
+def notes_where(run: Path, rule: Callable[[str], bool]) -> int:
+    """How many of the run's notes (inputs) follow ``rule``: some must and some must not, or the test shows nothing."""
+    states = request_states(run)
+    count = sum(rule(s["instance"]["input"]["text"]) for s in states)
+    assert 0 < count < len(states), f"the sample needs notes either way, got {count} of {len(states)}"
+    return count
+
+
 def test_a_judge_url_serving_an_html_page_fails_the_run_before_any_judge_call(
     mirror: NoteMirror, tmp_path: Path
 ) -> None:
     with JudgeServer({"a": "steady"}, html_page=True) as judge:
         entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url}"
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         output = helm_run_failing("--run-entries", entry, "--suite", "html", "-m", "3", cwd=tmp_path, env=env)
         assert judge.count() == 0 and judge.get_requests == ["/v1/models"]
     line = last_line(output)
@@ -206,14 +213,14 @@ def faulty_run(mirror: NoteMirror, tmp_path_factory: pytest.TempPathFactory) -> 
         "steady": Behaviour("steady", FIXED),
         "repeats": Behaviour("fail_some", FIXED, fail_marker=OBGYN),
         "drip": Behaviour("drip", FIXED),
-        "context": Behaviour("context_limit", FIXED, context_words=700),
+        "context": Behaviour("context_limit", FIXED, context_words=LONG_INPUT_WORDS),
         "huge": "huge",
         "leaky500": "leaky_500",
         "leaky200": "leaky_200",
     }
     with JudgeServer(panel, drip_seconds=1.0, max_lifetime=600) as judge:
         entry = f"{P}:model=simple/model1,judges={'+'.join(panel)},judge_base_url={judge.base_url},judge_timeout=3"
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url, JUDGE_API_KEY=KEY)
+        env = user_env(**mirror.env, JUDGE_API_KEY=KEY)
         output = helm_tool(
             "helm-run", "--run-entries", entry, "--suite", "faulty", "-m", "5", "-n", "1", cwd=cwd, env=env
         )
@@ -224,11 +231,12 @@ def test_a_server_error_repeated_for_one_prompt_ends_that_call_after_three_tries
     faulty_run: tuple[Path, str, JudgeServer],
 ) -> None:
     cwd, _, judge = faulty_run
-    records = records_of(run_dir(cwd / "benchmark_output", "faulty"), "repeats")
-    failed = [r for r in records if r["status"] == "failed"]
-    assert len(failed) == 2 and all(r["failure"].startswith("server error repeats: HTTP 500") for r in failed)
+    run = run_dir(cwd / "benchmark_output", "faulty")
+    obgyn = notes_where(run, lambda note: OBGYN in note)
+    failed = [r for r in records_of(run, "repeats") if r["status"] == "failed"]
+    assert len(failed) == obgyn and all(r["failure"].startswith("server error repeats: HTTP 500") for r in failed)
     prompts = [p for p in judge.prompts_for("repeats") if OBGYN in p]
-    assert sorted(Counter(prompts).values()) == [3, 3]
+    assert sorted(Counter(prompts).values()) == [3] * obgyn
 
 
 def test_a_slow_drip_ends_as_a_timeout_and_the_others_are_judged(faulty_run: tuple[Path, str, JudgeServer]) -> None:
@@ -243,11 +251,13 @@ def test_prompts_too_long_for_the_context_fail_as_such_and_the_rest_keep_json_sc
     faulty_run: tuple[Path, str, JudgeServer],
 ) -> None:
     cwd, _, judge = faulty_run
-    records = records_of(run_dir(cwd / "benchmark_output", "faulty"), "context")
+    run = run_dir(cwd / "benchmark_output", "faulty")
+    long = notes_where(run, lambda note: len(note.split()) > LONG_INPUT_WORDS)
+    records = records_of(run, "context")
     too_long = [r for r in records if r["status"] == "failed"]
-    assert len(too_long) == 2
+    assert len(too_long) == long
     assert all(r["failure"].startswith("prompt too long for the judge's context (") for r in too_long)
-    assert [r["structured"] for r in records if r["status"] == "ok"] == ["json_schema"] * 3
+    assert [r["structured"] for r in records if r["status"] == "ok"] == ["json_schema"] * (len(records) - long)
     assert {r.response_format for r in judge.requests if r.model == "context"} == {"json_schema"}
 
 
@@ -283,7 +293,7 @@ def test_a_llamacpp_like_endpoints_finished_suite_reruns_with_the_server_stopped
     with JudgeServer({"llama": "schema_refuser", "b": "steady"}) as judge:
         entry = f"{P}:model=simple/model1,judges=llama+b,judge_base_url={judge.base_url}"
         args = ["--run-entries", entry, "--suite", "llama", "-m", "3", "-n", "1"]
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         helm_tool("helm-run", *args, cwd=tmp_path, env=env)
         assert judge.count("llama") == 1 + 3
     run = run_dir(tmp_path / "benchmark_output", "llama")

@@ -1,7 +1,7 @@
 """Where MedHELM users already work: the installed HELM's MedHELM schema (on medhelm 0.8 through its own
 `medhelm-run`), a schema for any judge panel, HELM's SlurmRunner worker, a quiet log, and the review page
 for MedHELM's UI, which has no per-note view. One real run (HELM's offline `simple/model1`, notes from the
-loopback mirror, a two-judge panel the shipped schema does not name) serves every test here.
+loopback mirror of the synthetic notes, a two-judge panel the shipped schema does not name) serves every test here.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import pytest
 from helm_mtsamples_ext.helm_compat import check_distribution
 from helm_mtsamples_ext.quiet import EXPLANATION
 from tests.judge_server import Behaviour, JudgeServer
-from tests.mirror import NoteMirror
+from tests.synthetic_notes import OBGYN, SyntheticNotes
 from tests.test_pipeline_e2e import helm_tool, request_states, run_dir, stat, user_env
 
 pytestmark = pytest.mark.e2e
 
 P = "mtsamples_procedures"
 SUITE = "medhelm"
-MARKER = "Medical Specialty:Obstetrics / Gynecology"  # south fails on these notes
+MARKER = OBGYN  # south fails on these notes
 NORTH = {"accuracy": 4, "completeness": 3, "clarity": 5}
 SOUTH = {"accuracy": 2, "completeness": 2, "clarity": 5}  # clarity 5 from both: no variation, no alpha
 # medhelm ships its own `medhelm-run` (the same entry point as helm-run): run what a MedHELM user runs.
@@ -53,11 +53,11 @@ class Suite:
 
 
 @pytest.fixture(scope="module")
-def suite(pinned_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
+def suite(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     panel = {"north": Behaviour("steady", NORTH), "south": Behaviour("fail_some", SOUTH, fail_marker=MARKER)}
     root = tmp_path_factory.mktemp("medhelm")
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as mirror, JudgeServer(panel, max_lifetime=1200) as judge:
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+    with synthetic_notes.mirror() as mirror, JudgeServer(panel, max_lifetime=1200) as judge:
+        env = user_env(**mirror.env)
         # judge_max_wait: south answers 500 on some notes, and a 5xx is retried until then (default 15 min).
         entry = f"{P}:model=simple/model1,judges=north+south,judge_base_url={judge.base_url},judge_max_wait=2"
         log = helm_tool(RUN_TOOL, "--run-entries", entry, "--suite", SUITE, "-m", "5", cwd=root, env=env)

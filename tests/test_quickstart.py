@@ -21,6 +21,7 @@ from helm.benchmark.presentation.run_entry import read_run_entries
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from tests.judge_server import JudgeServer
 from tests.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import BIN, P, user_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,8 +90,8 @@ def test_the_readme_keeps_local_judges_off_helm_servers_port() -> None:
 
 
 @pytest.fixture(scope="module")
-def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as m:
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror() as m:
         yield m
 
 
@@ -105,7 +106,7 @@ def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, t
     shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
     with JudgeServer({served: "steady"}, max_lifetime=900) as judge:
         env = user_env(
-            MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url,
+            **mirror.env,
             MTSAMPLES_JUDGE=judge_arg.replace("http://127.0.0.1:8081/v1", judge.base_url),
             PATH=f"{BIN}:{user_env().get('PATH', '')}",
         )

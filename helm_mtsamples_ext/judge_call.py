@@ -12,8 +12,8 @@ call). What a turn (a prompt, or a repair turn) does, in order:
   server errors open the breaker as timeouts do; a timeout is retried once; a 200 that is not a chat
   completion, a reply over the size cap, and a prompt too long for the judge's context are failures no
   retry fixes, and so is a reply without text (a refusal, a tool call, an empty reply: ``reply_shape.py``,
-  failed as "refused: <its first words>" and so on); 401/403 stops the whole run (``JudgeAccessError``): no waiting fixes a wrong key, and
-  one clear line beats a failure per note;
+  failed as "refused: <its first words>" and so on); 401/403 stops the whole run (``JudgeAccessError``): no
+  waiting fixes a wrong key, and one clear line beats a failure per note;
 - a reply that was cut off, unparseable or without a valid score gets a repair turn (the reply plus
   "answer with only the JSON object"), not the same prompt again, which a deterministic server would
   answer byte for byte the same.

@@ -168,12 +168,17 @@ class JudgeAnnotator(Annotator):
         prompt = self._prompt(states[i])
         if prompt is None:
             return []
+        untrusted = self._untrusted(states[i])
         return [
             (judge.endpoint, partial(CallOutcome, failure=failures[(i, judge.name)]))
             if (i, judge.name) in failures
-            else (judge.endpoint, partial(self._caller.call, judge, prompt))
+            else (judge.endpoint, partial(self._caller.call, judge, prompt, untrusted))
             for judge in self._judges
         ]
+
+    def _untrusted(self, state: RequestState) -> tuple[str, str]:
+        """The prompt's texts no verdict is read from: the answer the model under test wrote, and the note."""
+        return self._answer(state), state.instance.input.text
 
     def _prompt(self, state: RequestState) -> str | None:
         answer = self._answer(state)

@@ -80,12 +80,14 @@ def is_placeholder(explanation: str) -> bool:
 def explanation_problem(explanation: str, own_words: str | None = None, verbatim: bool = False) -> str | None:
     """Why ``explanation`` is not the judge's own words (the reason recorded for its dimension), or None.
 
-    ``own_words`` is the explanation without what it quoted of the answer or note (None: nothing quoted);
+    ``own_words`` is the explanation without what it quoted of the answer or note (None: nothing quoted): a
+    placeholder or format fragment is looked for there, since a quote of the answer may hold anything;
     ``verbatim`` says the whole explanation is a piece of them."""
     text = explanation.strip()
-    if is_placeholder(text):
+    own = text if own_words is None else own_words.strip()
+    if is_placeholder(own):
         return f"{NOT_OWN_WORDS}: {PLACEHOLDER} {text!r}"
-    if _FORMAT_FRAGMENT.search(text):
+    if _FORMAT_FRAGMENT.search(own):
         return f"{NOT_OWN_WORDS}: {FRAGMENT} {text!r}"
     if verbatim or (own_words is not None and words(own_words) < MIN_EXPLANATION_WORDS):
         return f"{NOT_OWN_WORDS}: {COPIED} {text[:200]!r}"

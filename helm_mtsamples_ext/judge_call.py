@@ -12,8 +12,9 @@ call). What a turn (a prompt, or a repair turn) does, in order:
   server error three times for one prompt ends the call ("server error repeats"), and calls ending in
   server errors open the breaker as timeouts do; a timeout is retried once; a 200 that is not a chat
   completion, a reply over the size cap, and a prompt too long for the judge's context are failures no
-  retry fixes; 401/403 stops the whole run (``JudgeAccessError``): no waiting fixes a wrong key, and
-  one clear line beats a failure per note;
+  retry fixes, and so is a reply without text (a refusal, a tool call, an empty reply: ``reply_shape.py``,
+  failed as "refused: <its first words>" and so on); 401/403 stops the whole run (``JudgeAccessError``): no
+  waiting fixes a wrong key, and one clear line beats a failure per note;
 - a reply that was cut off, unparseable or without a valid score gets a repair turn (the reply plus
   "answer with only the JSON object"), not the same prompt again, which a deterministic server would
   answer byte for byte the same.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -197,8 +198,10 @@ class JudgeCaller:
 
     # ------------------------------------------------------------ one call
 
-    def call(self, target: JudgeTarget, prompt: str) -> CallOutcome:
-        """The judge's verdict, or why there is none. Raises JudgeAccessError when the run must stop."""
+    def call(self, target: JudgeTarget, prompt: str, untrusted: Sequence[str] = ()) -> CallOutcome:
+        """The judge's verdict, or why there is none. Raises JudgeAccessError when the run must stop.
+
+        ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
         turn = Turn(prompt, None, self.settings.max_tokens, self._clock() + self.settings.max_wait)
         outcome = CallOutcome()
         tokens: list[int] = []
@@ -222,7 +225,7 @@ class JudgeCaller:
                     return outcome
                 max_tokens *= 2
             else:
-                verdict = parse_verdict(sent.text)
+                verdict = parse_verdict(sent.text, untrusted)
                 outcome.verdict = verdict
                 if verdict is not None and verdict.has_valid_dimension:
                     outcome.failure = None

@@ -46,6 +46,7 @@ from typing import Any
 
 from helm_mtsamples_ext.copied import Masked, holds_verbatim, mask_copied
 from helm_mtsamples_ext.explanations import (
+    COPIED,
     MIN_EXPLANATION_WORDS,
     NOT_OWN_WORDS,
     VERDICT_REFUSED,
@@ -244,18 +245,28 @@ def parse_verdict(reply: str, untrusted: Sequence[str] = ()) -> Verdict | None:
         quoted_tags = any("think>" in text.lower() for text in untrusted)
         text = masked.text
         candidates = verdict_objects(text[reasoning_end(text, quoted_tags) :])
+        read = [_read_candidate(candidate, masked, untrusted) for candidate in reversed(candidates)]
     except Exception:  # defensive: a judge reply must never crash a run
         return None
-    if not candidates:
-        return None
-    last = candidates[-1]
+    # A verdict whose explanations are the answer's or the note's own words is a quote the word floor let
+    # through (copied.py), not the judge's: the judge's last verdict of its own wins, else the last read.
+    own = [verdict for verdict in read if not _is_copy(verdict)]
+    chosen = own or read
+    return chosen[0] if chosen else None
+
+
+def _is_copy(verdict: Verdict) -> bool:
+    return any(reason.startswith(f"{NOT_OWN_WORDS}: {COPIED}") for reason in verdict.invalid.values())
+
+
+def _read_candidate(candidate: Candidate, masked: Masked, untrusted: Sequence[str]) -> Verdict:
     dimensions: dict[str, DimensionScore] = {}
     invalid: dict[str, str] = {}
     for dim in DIMENSIONS:
-        if dim not in last.fields:
+        if dim not in candidate.fields:
             dimensions[dim], invalid[dim] = DimensionScore(None, ""), "missing"
             continue
-        dimensions[dim], reason = _read_dimension(last.fields[dim], dim, last, masked, untrusted)
+        dimensions[dim], reason = _read_dimension(candidate.fields[dim], dim, candidate, masked, untrusted)
         if reason is not None:
             invalid[dim] = reason
     if any(refuses_verdict(reason) for reason in invalid.values()):

@@ -8,6 +8,8 @@ up, or stop the run. The tap is also the one gate to HELM's cache, so it decides
   replayed as one forever;
 - only replies up to ``REPLY_CAP`` characters (a runaway server once filled 210 MB of cache);
 - never a key: a server may echo the Authorization header back, so what is stored is scrubbed first;
+- only what HELM can read back: a completion without text is stored readable and replays as the named
+  failure it was live (``reply_shape.py``), so a refusal neither crashes a run nor every re-run;
 - and it can answer from the cache alone (``replay_only``), so a re-run needs no server.
 """
 
@@ -27,6 +29,7 @@ from helm.clients.client import Client
 from helm.common.request import Request, RequestResult
 
 from helm_mtsamples_ext.helm_compat import check_helm
+from helm_mtsamples_ext.reply_shape import NoText, readable, reply_shape, unreadable
 from helm_mtsamples_ext.throttle import parse_retry_after
 
 REPLY_CAP = 64 * 1024
@@ -87,6 +90,9 @@ def completion_problem(response: Any, scrub: Callable[[str], str]) -> Exception 
         said = error.get("message", error) if isinstance(error, dict) else error
         detail = f": the body is an error: {clip(scrub(str(said)), 200)}" if said else ""
         return NotACompletion(f"the endpoint answered 200 but not with a chat completion{detail}")
+    no_text = unreadable(response)
+    if no_text is not None:
+        return no_text
     message = choices[0].get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str) and len(content) > REPLY_CAP:
@@ -127,7 +133,7 @@ class Sent:
     """One exchange with the server, classified."""
 
     kind: str  # ok | rate_limited | timeout | connection | server | client | auth | filtered | unavailable
-    # | context (prompt too long for the judge) | not_completion | too_long
+    # | context (prompt too long for the judge) | not_completion | too_long | no_text (refused, empty, tool call)
     text: str = ""
     finish: str | None = None
     error: str = ""
@@ -172,9 +178,10 @@ class CacheTap:
             if problem is not None:  # raised, so HELM stores nothing
                 self._local.error = problem
                 raise problem
-            return scrub_json(response, self._scrub)
+            return scrub_json(readable(response), self._scrub)
 
         response, cached = self._cache.get(request, tapped)
+        self._local.shape = reply_shape(response)  # live or replayed, and caches written before reply_shape.py
         usage = response.get("usage") if isinstance(response, dict) else None
         self._local.tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
         self._local.split = (
@@ -188,6 +195,12 @@ class CacheTap:
         tokens, error = getattr(self._local, "tokens", None), getattr(self._local, "error", None)
         self._local.tokens = self._local.error = None
         return (tokens if isinstance(tokens, int) else None), error
+
+    def take_shape(self) -> str | None:
+        """The named failure of the last reply on this thread that held no text (``reply_shape``), or None."""
+        shape = getattr(self._local, "shape", None)
+        self._local.shape = None
+        return shape
 
     def take_split(self) -> tuple[int | None, int | None]:
         """(prompt, completion) tokens of the last exchange on this thread, for what judging cost."""
@@ -236,6 +249,8 @@ def classify(
     server's reply was fetched and read (``error``: the SDK's, or HELM failing to read a non-completion)."""
     if isinstance(error, ReplyTooLong):
         return Sent("too_long", text=error.head, error=str(error), tokens=tokens)
+    if isinstance(error, NoText):
+        return Sent("no_text", error=str(error))
     if isinstance(error, NotACompletion):
         return Sent("not_completion", error=f"not a chat completion: {error}; {_NOT_COMPLETION_FIX}")
     if error is not None and not isinstance(error, (openai.OpenAIError, NotCached)):
@@ -247,6 +262,8 @@ def classify(
         )
     if result.success and result.completions:
         completion = result.completions[0]
+        if not isinstance(completion.text, str) or not completion.text.strip():  # defensive: reply_shape names it
+            return Sent("no_text", error="empty reply", tokens=tokens, tokens_in=split[0], tokens_out=split[1])
         reason = (completion.finish_reason or {}).get("reason")
         return Sent("ok", text=completion.text, finish=reason, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
     message = result.error or "no completion returned"
@@ -302,6 +319,7 @@ class JudgeClients:
         tap = install_tap(client, self._scrub)
         if tap is not None:
             tap.take()
+            tap.take_shape()
         try:
             with quiet_client_errors():
                 result = client.make_request(request)
@@ -309,8 +327,11 @@ class JudgeClients:
             result = RequestResult(
                 success=False, embedding=[], completions=[], cached=False, error=f"{type(e).__name__}: {e}"
             )
+        shape = tap.take_shape() if tap is not None else None
         tokens, error = tap.take() if tap is not None else (None, None)
         split = tap.take_split() if tap is not None else (None, None)
+        if shape is not None:
+            return Sent("no_text", error=shape, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
         return classify(result, error, tokens, split)
 
     def replay(self, deployment: str, requests: Iterable[tuple[str, Request]]) -> tuple[Sent, str] | None:
@@ -320,13 +341,20 @@ class JudgeClients:
         if tap is None:
             return None
         for label, request in requests:
+            tap.take_shape()
             try:
                 with tap.replay_only():
                     result = client.make_request(request)
             except NotCached:
                 continue
+            except Exception as e:  # HELM could not read what an older release stored (null content on medhelm)
+                result = RequestResult(success=False, embedding=[], completions=[], cached=True, error=str(e))
+            shape = tap.take_shape()
             tokens, _ = tap.take()
-            sent = classify(result, None, tokens, tap.take_split())
+            split = tap.take_split()
+            if shape is not None:  # a stored reply without text replays as the failure it was
+                return Sent("no_text", error=shape, tokens=tokens, tokens_in=split[0], tokens_out=split[1]), label
+            sent = classify(result, None, tokens, split)
             if sent.kind == "ok":
                 return sent, label
         tap.take()

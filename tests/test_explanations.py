@@ -56,7 +56,7 @@ REFUSED = [
     ("The plan is fine <... and more", f"{OWN}: a fragment of a format line 'The plan is fine <... and more'"),
     ("Good plan overall, <your words", f"{OWN}: a fragment of a format line 'Good plan overall, <your words'"),
     ("Clear plan for {{ reader }} use", f"{OWN}: a fragment of a format line 'Clear plan for {{{{ reader }}}} use'"),
-    ('Fine plan", "score": 3', f"{OWN}: a fragment of a format line 'Fine plan\", \"score\": 3'"),
+    ('Fine plan", "score": 3', f'{OWN}: a fragment of a format line \'Fine plan", "score": 3\''),
 ]
 
 
@@ -67,8 +67,10 @@ def test_a_placeholder_in_any_wording_refuses_the_whole_verdict(explanation: str
     scores, invalid = judged(reply_with(explanation))
     assert scores == dict.fromkeys(DIMENSIONS)
     assert invalid["clarity"] == reason
-    assert invalid["accuracy"] == invalid["completeness"] == f"{VERDICT_REFUSED}: the clarity explanation is " + (
-        reason.split(": ", 1)[1]
+    assert (
+        invalid["accuracy"]
+        == invalid["completeness"]
+        == f"{VERDICT_REFUSED}: the clarity explanation is " + (reason.split(": ", 1)[1])
     )
 
 
@@ -76,7 +78,8 @@ def test_the_smollm_judges_placeholder_in_new_words_does_not_keep_its_score() ->
     """Issue 23: beside two refused placeholders, clarity 3 with "<other text here" used to count."""
     reply = (
         '{"accuracy": {"score": 1, "explanation": "<one or two sentences>"}, '
-        '"completeness": {"score": 2, "explanation": "<...}"}, "clarity": {"score": 3, "explanation": "<other text here"}}'
+        '"completeness": {"score": 2, "explanation": "<...}"}, '
+        '"clarity": {"score": 3, "explanation": "<other text here"}}'
     )
     parsed = parse_verdict(reply)
     assert parsed is not None and not parsed.has_valid_dimension

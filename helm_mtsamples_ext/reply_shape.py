@@ -1,0 +1,88 @@
+"""The shapes a chat completion takes when it holds no text, each a named failure instead of a crash.
+
+Why: providers answer 200 with a completion that has no text to read, and HELM's OpenAI client reads
+``choices[0]["message"]["content"]`` as a string. OpenAI's structured-output refusal is ``"content": null``
+with a ``refusal``; a tool call is ``null`` content with ``tool_calls``; some servers send ``""``, a list of
+content parts, or a choice without ``message`` or ``finish_reason``. Unhandled, ``null`` content crashed the
+whole run (every note and judge lost) and, cached by HELM, crashed every re-run with zero server calls.
+
+- ``readable`` is what HELM's cache stores of a completion: ``null`` content as ``""``, content parts joined,
+  a missing ``finish_reason`` as ``null``, so HELM's own code reads every stored reply, on every distribution;
+  ``refusal`` and ``tool_calls`` are kept, so a replay names the failure as the live call did. A choice
+  without a message has nothing to keep: it is not stored (``NoText``), and the next run asks again.
+- ``reply_shape`` names a stored reply without text: ``refused: <first words of the refusal>``, ``no text:
+  the judge answered with a tool call``, ``empty reply``, ``no message in the reply``. It reads the raw reply,
+  so a cache written before this module (``null`` content as sent) is named the same way.
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+REFUSED = "refused"
+"""How a refusal's failure begins (its kind, the text before the ':')."""
+REFUSAL_WORDS = 12
+"""Words of a refusal kept in its failure line (the rest is the provider's boilerplate)."""
+
+
+class NoText(Exception):
+    """A completion with nothing HELM can read (no message in its choice): a named failure, never stored."""
+
+
+def _first_choice(response: Any) -> dict[str, Any] | None:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    return choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a message's content: a string, or the text parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [str(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else None
+    return None
+
+
+def unreadable(response: Any) -> NoText | None:
+    """Why a chat completion (it has choices) must not be stored, or None."""
+    choice = _first_choice(response)
+    if choice is not None and not isinstance(choice.get("message"), dict):
+        return NoText("no message in the reply")
+    return None
+
+
+def readable(response: Any) -> Any:
+    """``response`` as HELM's cache stores it: every choice's content a string, every choice a finish_reason."""
+    if not isinstance(response, dict) or not isinstance(response.get("choices"), list):
+        return response
+    choices = []
+    for choice in response["choices"]:
+        if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+            message = dict(choice["message"])
+            message["content"] = _text_of(message.get("content")) or ""
+            choice = {**choice, "message": message, "finish_reason": choice.get("finish_reason")}
+        choices.append(choice)
+    return {**response, "choices": choices}
+
+
+def reply_shape(response: Any) -> str | None:
+    """The named failure of a completion whose first choice holds no text, or None when it holds some."""
+    choice = _first_choice(response)
+    if choice is None:
+        return None  # not a completion at all: wire.completion_problem's case
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        return "no message in the reply"
+    text = _text_of(message.get("content"))
+    if text is not None and text.strip():
+        return None
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        words = refusal.split()
+        said = " ".join(words[:REFUSAL_WORDS]) + (" …" if len(words) > REFUSAL_WORDS else "")
+        return f"{REFUSED}: {said[:200]}"
+    if message.get("tool_calls") or message.get("function_call"):
+        return "no text: the judge answered with a tool call"
+    return "empty reply"

@@ -36,6 +36,8 @@ Behaviours:
   huge          HTTP 200 with a reply of ``huge_bytes`` characters (10 MB by default)
   leaky_500     HTTP 500 whose message repeats the Authorization header it got
   leaky_200     HTTP 200 whose body is an error (no choices) repeating the Authorization header
+  key_echo      the steady verdict, each explanation repeating the Authorization header it got (a gateway
+                echoing the request into the reply)
 
 Server-wide faults: ``html_page`` (every route, ``GET /v1/models`` included, answers 200 with an HTML
 page: a ``judge_base_url`` pointing at a web UI), ``api_key`` (every call without that bearer token gets
@@ -87,6 +89,7 @@ BEHAVIOURS = (
     "huge",
     "leaky_500",
     "leaky_200",
+    "key_echo",
 )
 HTML_PAGE = "<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Web UI</h1></body></html>"
 BROADCAST_ERROR = "could not broadcast input array from shape (148,) into shape (15,)"
@@ -411,6 +414,10 @@ class JudgeServer:
             return Reply(500, f"upstream refused Authorization: {authorization}")
         if kind == "leaky_200":
             return Reply(200, f"upstream refused Authorization: {authorization}", error_body=True)
+        if kind == "key_echo":
+            verdict = {d: {"score": scores[d], "explanation": f"{d} judged (Authorization: {authorization})"}
+                       for d in DIMENSIONS}  # fmt: skip
+            return Reply(200, json.dumps(verdict))
         return None
 
     def _classic(

@@ -244,7 +244,7 @@ class JudgeAnnotator(Annotator):
             explanations={dim: self._scrub(d.explanation) for dim, d in dimensions.items()},
             status=FAILED if failed else OK,
             failure=self._scrub(outcome.failure) if outcome.failure is not None else None,
-            invalid=dict(verdict.invalid) if verdict is not None else {},
+            invalid={dim: self._scrub(why) for dim, why in verdict.invalid.items()} if verdict is not None else {},
             raw_reply=self._scrub(outcome.raw_reply) if failed and outcome.raw_reply is not None else None,
             tokens=outcome.tokens,
             structured=outcome.structured,

@@ -38,6 +38,7 @@ Behaviours:
   leaky_200     HTTP 200 whose body is an error (no choices) repeating the Authorization header
   key_echo      the steady verdict, each explanation repeating the Authorization header it got (a gateway
                 echoing the request into the reply)
+  key_score     the steady verdict but for clarity, whose "score" is the Authorization header it got
 
 Server-wide faults: ``html_page`` (every route, ``GET /v1/models`` included, answers 200 with an HTML
 page: a ``judge_base_url`` pointing at a web UI), ``api_key`` (every call without that bearer token gets
@@ -90,6 +91,7 @@ BEHAVIOURS = (
     "leaky_500",
     "leaky_200",
     "key_echo",
+    "key_score",
 )
 HTML_PAGE = "<!DOCTYPE html><html><head><title>Sign in</title></head><body><h1>Web UI</h1></body></html>"
 BROADCAST_ERROR = "could not broadcast input array from shape (148,) into shape (15,)"
@@ -418,6 +420,8 @@ class JudgeServer:
             verdict = {d: {"score": scores[d], "explanation": f"{d} judged (Authorization: {authorization})"}
                        for d in DIMENSIONS}  # fmt: skip
             return Reply(200, json.dumps(verdict))
+        if kind == "key_score":
+            return Reply(200, verdict_json({**scores, "clarity": authorization}, prompt))
         return None
 
     def _classic(

@@ -12,6 +12,7 @@ judge that cannot be used at all (no deployment, no key, a refused key) fails th
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ from helm_mtsamples_ext.endpoints import (
 from helm_mtsamples_ext.fanout import EndpointWait, FanOut, status_line
 from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
 from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
+from helm_mtsamples_ext.masking import reachable_keys
 from helm_mtsamples_ext.model_check import hosted_key_hint
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, FAILED, OK, RESERVED_KEYS, JudgeEntry, NoteRecord
@@ -95,7 +97,8 @@ class JudgeAnnotator(Annotator):
         self._use_think = use_think
         positions = _endpoint_positions(panel)
         keys = resolve_endpoint_keys(positions, auto_client.credentials)
-        self._secrets = secrets_of(keys.values())
+        # Every key this process could send, hosted judges' included (masking.py), masked in all we keep.
+        self._secrets = reachable_keys(auto_client.credentials, os.environ, secrets_of(keys.values()))
         install_log_scrubber(self._secrets)
         if keys:
             auto_client.credentials = credentials_with_keys(auto_client.credentials, keys.values())
@@ -243,7 +246,7 @@ class JudgeAnnotator(Annotator):
             explanations={dim: self._scrub(d.explanation) for dim, d in dimensions.items()},
             status=FAILED if failed else OK,
             failure=self._scrub(outcome.failure) if outcome.failure is not None else None,
-            invalid=dict(verdict.invalid) if verdict is not None else {},
+            invalid={dim: self._scrub(why) for dim, why in verdict.invalid.items()} if verdict is not None else {},
             raw_reply=self._scrub(outcome.raw_reply) if failed and outcome.raw_reply is not None else None,
             tokens=outcome.tokens,
             structured=outcome.structured,

@@ -223,12 +223,17 @@ class _ScrubFilter(logging.Filter):
         return True
 
 
+SCRUBBED_LOGGERS = ("helm", "openai", "httpx")
+"""HELM's logger and those of the HTTP stack under its clients (which log request errors)."""
+
+
 def install_log_scrubber(secrets: str | Iterable[str]) -> None:
-    """Mask each secret in everything logged through HELM's ``helm`` logger (idempotent)."""
-    logger = logging.getLogger("helm")
-    for secret in [secrets] if isinstance(secrets, str) else secrets:
-        if _is_secret(secret) and not any(isinstance(f, _ScrubFilter) and f.secret == secret for f in logger.filters):
-            logger.addFilter(_ScrubFilter(secret))
+    """Mask each secret in everything logged through HELM's ``helm`` logger and the SDK's (idempotent)."""
+    masked = [s for s in ([secrets] if isinstance(secrets, str) else secrets) if _is_secret(s)]
+    for logger in map(logging.getLogger, SCRUBBED_LOGGERS):
+        for secret in masked:
+            if not any(isinstance(f, _ScrubFilter) and f.secret == secret for f in logger.filters):
+                logger.addFilter(_ScrubFilter(secret))
 
 
 CHECK_TIMEOUT = 10.0

@@ -15,6 +15,7 @@ nothing to agree with), and control runs are left out: their answers are built, 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,18 @@ class RatingItem:
     """In the overlap given to every rater."""
     judges: tuple[JudgeScores, ...]
     """Shown only when the rater turns blind mode off."""
+
+    @property
+    def key(self) -> str:
+        """What the page stores this answer's rating under (answer_key)."""
+        return answer_key(self.run, self.instance_id, self.answer)
+
+
+def answer_key(run: str, instance_id: str, answer: str) -> str:
+    """A hash of the run, the note and the answer's text: the browser keeps a rating under it, so a rating
+    belongs to the answer the rater read. A suite re-run with new answers, or another project's suite of the
+    same name, opens unrated instead of showing (and exporting) old ratings as ratings of new answers."""
+    return hashlib.sha256("\0".join((run, instance_id, answer)).encode("utf-8")).hexdigest()[:32]
 
 
 def answers_table(instances: pd.DataFrame) -> pd.DataFrame:

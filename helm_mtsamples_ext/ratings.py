@@ -5,14 +5,23 @@ run directory's name, so ratings of one answer under two extraction modes or two
 `instance_id` is HELM's instance id. A human reward is the reward's own rule applied to a rater: the mean of
 score/5 over the three dimensions.
 
-Bad input is loud and precise, since a rating round is expensive to redo: a score outside 1-5 (or not an integer)
-and a rater rating one answer twice are errors naming the file and line; a row whose run or note is not in the
-suite is not an error (a file may cover several suites) but is counted and named, never silently dropped.
+Bad input is loud and precise, since a rating round is expensive to redo: a score that is not an integer 1-5
+written in ASCII digits (``²``, ``4.0``, ``4.9999999999999999`` are refused, never rounded), a column named twice,
+a file over ``MAX_BYTES`` or one that is not a regular file (``/dev/zero``), and a rater rating one answer twice are
+errors, each one line naming the file (and line); a row whose run or note is not in the suite is not an error (a
+file may cover several suites) but is counted and named, never silently dropped. Rater names are one rater when
+equal after trimming and case-folding (``Dr Test`` and ``dr test``), shown as first written.
+
+The page's Export neutralises every cell a spreadsheet would run as a formula (``neutralise``); reading undoes it
+(``restore``), so a comment starting with ``=`` or ``-`` round-trips.
 """
 
 from __future__ import annotations
 
 import csv
+import io
+import re
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +38,29 @@ ANSWER = ["run", "instance_id"]
 """One rated answer: a model's answer to one note in one run."""
 
 
+MAX_BYTES = 10 * 1024 * 1024
+"""The largest ratings file read (a round of a thousand rated answers with comments is well under 1 MB)."""
+_SCORE = re.compile(r"[0-9]+", re.ASCII)
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+"""A cell a spreadsheet runs: a leading = + - @ tab or CR, after any leading quotes (so neutralising is undone)."""
+
+
+def neutralise(cell: str) -> str:
+    """``cell`` as the page exports it: a leading quote before a cell a spreadsheet would run as a formula
+    (the page's JavaScript applies this same rule: templates/rating.html.j2)."""
+    return "'" + cell if _FORMULA.match(cell) else cell
+
+
+def restore(cell: str) -> str:
+    """``neutralise`` undone: ``restore(neutralise(c)) == c`` for every cell."""
+    return cell[1:] if cell.startswith("'") and _FORMULA.match(cell) else cell
+
+
+def rater_key(name: str) -> str:
+    """Who a rater is: the name trimmed, its inner spaces collapsed, case-folded."""
+    return " ".join(name.split()).casefold()
+
+
 class RatingsError(Exception):
     """A ratings file that cannot be used as given: the message names the file, the line and the fix."""
 
@@ -43,7 +75,7 @@ class Matched:
 
 def _score(text: str, where: str, dimension: str) -> int:
     value = text.strip()
-    if not value.isdigit() or not MIN_SCORE <= int(value) <= MAX_SCORE:
+    if not _SCORE.fullmatch(value) or not MIN_SCORE <= int(value) <= MAX_SCORE:
         raise RatingsError(
             f"{where}: {dimension} is {text!r}, but a rating is an integer {MIN_SCORE}-{MAX_SCORE}; "
             "correct that cell (or re-export the file from the review page)"
@@ -51,29 +83,62 @@ def _score(text: str, where: str, dimension: str) -> int:
     return int(value)
 
 
+def _text(path: Path) -> str:
+    """The file's text, read only if it is a regular file of at most MAX_BYTES (and never past that)."""
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise RatingsError(f"{path}: not a regular file; give the ratings.csv exported by the review page")
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as error:
+        raise RatingsError(f"{path}: cannot read it ({error.strerror or error})") from error
+    if len(data) > MAX_BYTES:
+        raise RatingsError(
+            f"{path}: over {MAX_BYTES // (1024 * 1024)} MB, too large for a ratings file; give the ratings.csv "
+            "exported by the review page"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise RatingsError(f"{path}: cannot read it as a UTF-8 CSV file ({error})") from error
+
+
+def _header(path: Path, fieldnames: Sequence[str] | None) -> None:
+    names = list(fieldnames or [])
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise RatingsError(
+            f"{path}:1: column {', '.join(twice)} appears more than once; keep one (a ratings file has the header "
+            f"{','.join(COLUMNS)})"
+        )
+    missing = [c for c in REQUIRED if c not in names]
+    if missing:
+        raise RatingsError(
+            f"{path}: no column {', '.join(missing)}; a ratings file has the header {','.join(COLUMNS)} "
+            "(export it from the review page)"
+        )
+
+
 def read_file(path: Path) -> pd.DataFrame:
     """One ratings file as rows with `source` = "file:line" (line 1 is the header, as an editor counts)."""
+    text = _text(path)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-            if missing:
-                raise RatingsError(
-                    f"{path}: no column {', '.join(missing)}; a ratings file has the header {','.join(COLUMNS)} "
-                    "(export it from the review page)"
-                )
-            rows = []
-            for record in reader:
-                where = f"{path}:{reader.line_num}"
-                row: dict[str, object] = {c: (record.get(c) or "").strip() for c in ("run", "instance_id", "model")}
-                row["rater"] = (record.get("rater") or "").strip()
-                if not row["rater"]:
-                    raise RatingsError(f"{where}: the rater is empty; every rating names its rater")
-                row.update({dim: _score(record.get(dim) or "", where, dim) for dim in DIMENSIONS})
-                row["comment"] = record.get("comment") or ""
-                row["source"] = where
-                rows.append(row)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        _header(path, reader.fieldnames)
+        rows = []
+        for raw in reader:
+            where = f"{path}:{reader.line_num}"
+            record = {k: restore(v) if isinstance(v, str) else "" for k, v in raw.items() if k is not None}
+            row: dict[str, object] = {c: (record.get(c) or "").strip() for c in ("run", "instance_id", "model")}
+            row["rater"] = " ".join((record.get("rater") or "").split())
+            if not row["rater"]:
+                raise RatingsError(f"{where}: the rater is empty; every rating names its rater")
+            row.update({dim: _score(record.get(dim) or "", where, dim) for dim in DIMENSIONS})
+            row["comment"] = record.get("comment") or ""
+            row["source"] = where
+            rows.append(row)
+    except csv.Error as error:
         raise RatingsError(f"{path}: cannot read it as a UTF-8 CSV file ({error})") from error
     return pd.DataFrame(rows, columns=[*COLUMNS, "source"])
 
@@ -82,10 +147,14 @@ def read_ratings(paths: Sequence[Path]) -> pd.DataFrame:
     """Every file's rows; a rater who rated one answer twice (in one file or across files) is an error."""
     frames = [read_file(path) for path in paths]
     table = pd.concat(frames, ignore_index=True) if frames else _no_rows()
+    keys = table["rater"].map(rater_key)
+    first_written = dict(zip(keys[::-1], table["rater"][::-1], strict=True))  # the first spelling of each rater
+    table["rater"] = keys.map(first_written)
     twice = table[table.duplicated(["rater", *ANSWER], keep=False)]
     if not twice.empty:
         first = twice.iloc[0]
-        places = twice[(twice["rater"] == first["rater"]) & (twice["instance_id"] == first["instance_id"])]
+        same = ["rater", *ANSWER]
+        places = twice[twice[same].eq(first[same]).all(axis=1)]
         raise RatingsError(
             f"rater {first['rater']!r} rated {first['instance_id']} of run {first['run']} more than once "
             f"({', '.join(places['source'])}); keep one row per rater and answer (the latest export holds them all)"

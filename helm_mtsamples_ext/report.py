@@ -55,6 +55,7 @@ from helm_mtsamples_ext.review import write_review
 from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import score_note
 from helm_mtsamples_ext.sections import specialty_of
+from helm_mtsamples_ext.suite_name import suite_problem
 
 OUR_SCENARIO = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
@@ -365,6 +366,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    problem = suite_problem(args.suite)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     suite_dir = Path(args.output_path) / "runs" / args.suite
     if not suite_dir.is_dir():
         print(f"error: no suite directory {suite_dir} (check --suite and -o/--output-path)", file=sys.stderr)

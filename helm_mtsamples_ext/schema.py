@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from helm_mtsamples_ext.suite_name import suite_problem
+
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
 SCHEMA_PATH: str = str(Path(__file__).resolve().parent / SCHEMA_FILENAME)
 SCENARIO_CLASS = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
@@ -193,6 +195,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.suite is None:
         print(SCHEMA_PATH)
         return
+    problem = suite_problem(args.suite)
+    if problem is not None:
+        sys.exit(f"error: {problem}")
     print(write_suite_schema(args.suite, args.output_path, args.out))
 
 

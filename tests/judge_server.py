@@ -49,6 +49,9 @@ Behaviours:
                 JSON verdict followed by the quote
   quote_single  its verdict as a single-quoted dict whose accuracy explanation quotes the answer, then the
                 answer quoted again
+  key_echo      the steady verdict, each explanation repeating the Authorization header it got (a gateway
+                echoing the request into the reply)
+  key_score     the steady verdict but for clarity, whose "score" is the Authorization header it got
 
 Server-wide faults: ``html_page`` (every route, ``GET /v1/models`` included, answers 200 with an HTML
 page: a ``judge_base_url`` pointing at a web UI), ``api_key`` (every call without that bearer token gets
@@ -114,6 +117,8 @@ BEHAVIOURS = (
     "quote_after",
     "quote_prose",
     "quote_single",
+    "key_echo",
+    "key_score",
 )
 REFUSAL = "I'm sorry, but I can't help with evaluating this medical content as it was requested today."
 PLAN_TEXT = "Continue cefazolin for 24 hours, remove the drain on day two and review in clinic in two weeks."
@@ -534,6 +539,12 @@ class JudgeServer:
             return Reply(500, f"upstream refused Authorization: {authorization}")
         if kind == "leaky_200":
             return Reply(200, f"upstream refused Authorization: {authorization}", error_body=True)
+        if kind == "key_echo":
+            verdict = {d: {"score": scores[d], "explanation": f"{d} judged (Authorization: {authorization})"}
+                       for d in DIMENSIONS}  # fmt: skip
+            return Reply(200, json.dumps(verdict))
+        if kind == "key_score":
+            return Reply(200, verdict_json({**scores, "clarity": authorization}, prompt))
         return None
 
     def _classic(

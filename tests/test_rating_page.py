@@ -14,13 +14,15 @@ import io
 import os
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from helm_mtsamples_ext.ratings import read_ratings
 from helm_mtsamples_ext.report import main
-from tests.report_fixtures import JUDGES, STRONG, WEAK, build_main_suite
+from tests.report_fixtures import JUDGES, NOTES, STRONG, STRONG_RUN, WEAK, WEAK_RUN, build_main_suite, build_suite
 from tests.test_pipeline_e2e import CHROMIUM, CHROMIUM_ARGS, _require_chromium
 
 RATER = "Dr Ana Example"
@@ -126,3 +128,83 @@ def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
     if keep:  # how the README's screenshot was made
         shutil.copy(tmp_path / "rating.png", Path(keep) / "rating.png")
+
+
+FORMULA = '=HYPERLINK("http://evil.example","click")'
+"""A comment a spreadsheet would run."""
+FORMULA_RATER = "@ana"
+
+
+def _rate(item: object, scores: tuple[int, int, int], comment: str = "") -> None:
+    for dim, score in zip(("accuracy", "completeness", "clarity"), scores, strict=True):
+        item.locator(f'fieldset[data-dim="{dim}"] input[value="{score}"]').check()  # type: ignore[attr-defined]
+    if comment:
+        item.locator(".rate-comment").fill(comment)  # type: ignore[attr-defined]
+
+
+def _export(page: object, path: Path) -> list[dict[str, str]]:
+    with page.expect_download() as download:  # type: ignore[attr-defined]
+        page.click("#rate-export")  # type: ignore[attr-defined]
+    download.value.save_as(path)
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.e2e
+def test_ratings_belong_to_the_answer_and_exported_cells_are_neutralised_and_re_import(tmp_path: Path) -> None:
+    """Rate report A, then open report B: the same suite name and runs, new answers. B opens unrated and says once
+    that the browser holds ratings of answers it does not have; neither page exports another's ratings. Every cell
+    a spreadsheet would run is exported with a leading quote, and the report reads the comment back as written."""
+    _require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    build_main_suite(tmp_path / "a")
+    # One new answer for every note (different answers given one verdict would be the same-verdict rule's case).
+    new_answers = dict.fromkeys((note.filename for note in NOTES), "Revised plan: new imaging, then surgery.")
+    build_suite(tmp_path / "b", [replace(run, outputs=new_answers) for run in (STRONG_RUN, WEAK_RUN)])
+    for name in ("a", "b"):
+        report(tmp_path / name, tmp_path / name / "report")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(accept_downloads=True)  # one browser profile: A's and B's pages share storage
+            page.goto((tmp_path / "a" / "report" / "report.html").as_uri())
+            page.click("#rate-open")
+            page.fill("#rate-rater", FORMULA_RATER)
+            page.press("#rate-rater", "Enter")
+            items = page.locator(".rate-item")
+            total = items.count()
+            _rate(items.nth(0), (5, 4, 4), FORMULA)
+            _rate(items.nth(1), (2, 3, 1))
+            expect(page.locator("#rate-progress")).to_have_text(f"2 of {total} rated")
+            expect(page.locator("#rate-orphans")).to_be_hidden()
+
+            page.goto((tmp_path / "b" / "report" / "report.html").as_uri())
+            expect(page.locator("#rate-rater")).to_have_value(FORMULA_RATER)  # the same rater, the same suite name
+            expect(page.locator("#rate-progress")).to_have_text(f"0 of {total} rated")
+            expect(page.locator(".rate-item input:checked")).to_have_count(0)
+            comments = page.locator(".rate-comment").evaluate_all("es => es.map(e => e.value)")
+            assert set(comments) == {""}
+            orphans = page.locator("#rate-orphans")
+            expect(orphans).to_be_visible()
+            expect(orphans).to_have_text(re.compile(r"^2 ratings kept in this browser .* not shown, not exported\.$"))
+            assert _visible_text(page).count("this page does not hold") == 1  # said once
+            assert _export(page, tmp_path / "b-empty.csv") == []  # A's ratings are not B's
+            _rate(page.locator(".rate-item").nth(0), (3, 3, 3), FORMULA)
+            b_rows = _export(page, tmp_path / "b.csv")
+
+            page.goto((tmp_path / "a" / "report" / "report.html").as_uri())
+            page.fill("#rate-rater", "  @ANA ")  # the same rater, written differently
+            page.press("#rate-rater", "Enter")
+            expect(page.locator("#rate-progress")).to_have_text(f"2 of {total} rated")
+            a_rows = _export(page, tmp_path / "a.csv")
+        finally:
+            browser.close()
+
+    assert len(b_rows) == 1 and len(a_rows) == 2
+    for rows in (a_rows, b_rows):
+        assert all(not cell[:1] or cell[0] not in "=+-@\t\r" for row in rows for cell in row.values())
+        assert rows[0]["comment"] == "'" + FORMULA and rows[0]["rater"].strip() in ("'@ana", "'@ANA")
+    for name in ("a", "b"):
+        report(tmp_path / name, tmp_path / name / "rated", "--ratings", str(tmp_path / f"{name}.csv"))
+        assert read_ratings([tmp_path / f"{name}.csv"])["comment"].iloc[0] == FORMULA  # re-imported as written

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from helm_mtsamples_ext.ratings import COLUMNS, RatingsError, human_reward, match, read_ratings
+from helm_mtsamples_ext.ratings import (
+    COLUMNS,
+    MAX_BYTES,
+    RatingsError,
+    human_reward,
+    match,
+    neutralise,
+    read_ratings,
+    restore,
+)
 
 HEADER = ",".join(COLUMNS)
 RUN = "mtsamples_procedures:model=acme_strong"
@@ -27,11 +39,70 @@ def test_a_file_exported_by_the_page_reads_back_row_for_row(tmp_path: Path) -> N
     assert table["source"].tolist() == [f"{path}:2"]  # line 1 is the header
 
 
-@pytest.mark.parametrize("bad", ["0", "6", "4.5", "", "four", "-1"])
-def test_a_score_outside_1_to_5_is_an_error_naming_file_and_line(tmp_path: Path, bad: str) -> None:
+NOT_INTEGERS = ["4.5", "4.0", "4.9999999999999999", "1e0", "+4", "²", "٤", "５", "four", ""]
+"""Not an integer written as one: never rounded, and non-ASCII digits (which str.isdigit accepts) refused."""
+
+
+@pytest.mark.parametrize("bad", ["0", "6", "-1", *NOT_INTEGERS])
+def test_a_score_not_an_integer_1_to_5_is_an_error_naming_file_and_line(tmp_path: Path, bad: str) -> None:
     path = write(tmp_path / "a.csv", f"{RUN},id_n1.txt,m,Dr A,5,4,3,", f"{RUN},id_n2.txt,m,Dr A,5,{bad},3,")
-    with pytest.raises(RatingsError, match=rf"{tmp_path}/a.csv:3: completeness is '{bad}', but a rating is an integer"):
+    where = re.escape(f"{tmp_path}/a.csv:3: completeness is {bad!r}, but a rating is an integer 1-5")
+    with pytest.raises(RatingsError, match=where):
         read_ratings([path])
+
+
+def test_a_column_named_twice_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.csv", f"{RUN},id_n1.txt,m,Dr A,5,4,3,,1", header=HEADER + ",accuracy")
+    with pytest.raises(RatingsError, match=re.escape(f"{path}:1: column accuracy appears more than once")):
+        read_ratings([path])
+
+
+def test_a_file_over_the_size_limit_or_not_a_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    big = write(tmp_path / "big.csv", f"{RUN},id_n1.txt,m,Dr A,5,4,3," + "x" * MAX_BYTES)
+    with pytest.raises(RatingsError, match=re.escape(f"{big}: over 10 MB, too large for a ratings file")):
+        read_ratings([big])
+    for special in (Path("/dev/zero"), tmp_path):
+        with pytest.raises(RatingsError, match=re.escape(f"{special}: not a regular file")):
+            read_ratings([special])
+
+
+def test_rater_names_equal_after_trimming_and_case_folding_are_one_rater(tmp_path: Path) -> None:
+    one = write(tmp_path / "a.csv", f"{RUN},id_n1.txt,m,Dr Test,5,4,3,", f"{RUN},id_n2.txt,m, dr  TEST ,2,2,2,")
+    assert read_ratings([one])["rater"].tolist() == ["Dr Test", "Dr Test"]  # as first written
+    twice = write(tmp_path / "b.csv", f"{RUN},id_n1.txt,m,Dr Test,5,4,3,", f"{RUN},id_n1.txt,m,dr test,2,2,2,")
+    with pytest.raises(RatingsError, match="rater 'Dr Test' rated id_n1.txt .* more than once"):
+        read_ratings([twice])  # one person's double rating, not inter-rater agreement
+
+
+NEUTRALISED = [
+    ('=HYPERLINK("http://x.example","click")', '\'=HYPERLINK("http://x.example","click")'),
+    ("+1 day", "'+1 day"),
+    ("- missing follow-up", "'- missing follow-up"),
+    ("@SUM(A1)", "'@SUM(A1)"),
+    ("\tindented", "'\tindented"),
+    ("\rreturn", "'\rreturn"),
+    ("'=already quoted", "''=already quoted"),
+    ("'tis fine", "'tis fine"),
+    ("fine = good", "fine = good"),
+    ("", ""),
+]
+
+
+@pytest.mark.parametrize(("cell", "exported"), NEUTRALISED)
+def test_a_cell_a_spreadsheet_would_run_is_exported_with_a_leading_quote(cell: str, exported: str) -> None:
+    assert neutralise(cell) == exported and restore(exported) == cell
+
+
+@given(st.text())
+def test_neutralising_is_undone_for_every_cell(cell: str) -> None:
+    assert restore(neutralise(cell)) == cell
+    assert not re.match(r"[=+\-@\t\r]", neutralise(cell))
+
+
+def test_an_exported_file_with_neutralised_cells_reads_back_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.csv", f'{RUN},id_n1.txt,m,\'@drtest,5,4,3,"\'=HYPERLINK(""http://x"")"')
+    table = read_ratings([path])
+    assert table[["rater", "comment"]].values.tolist() == [["@drtest", '=HYPERLINK("http://x")']]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,103 @@
+"""Every key the annotator can reach, so that each is masked wherever a judge's words are kept.
+
+A judge server may echo the key it was sent (in a verdict's explanation, an error message, an error body).
+Endpoint keys (endpoints.py) are one source; hosted judges are HELM model deployments, and HELM hands their
+clients keys from two more places, both readable by the annotator's process:
+- ``credentials.conf`` (or ``HELM_CREDENTIALS``, parsed by HELM into the AutoClient's ``credentials``):
+  ``<host>ApiKey`` (``helm.common.credentials_utils.provide_api_key``), the ``deployments`` map of keys by
+  deployment, ``huggingfaceAuthToken``, ``perspectiveApiKey``, ``judgeApiKeys``... : every entry named as a
+  key, token, secret or password, and every value of the ``deployments`` and ``judgeApiKeys`` maps;
+- the environment: a client given no key lets its SDK read one (the OpenAI SDK ``OPENAI_API_KEY``, Azure's
+  ``AZURE_OPENAI_API_KEY``), and some of HELM's clients read their own (``TOGETHER_API_KEY``,
+  ``XAI_API_KEY``, ``OPENROUTER_API_KEY``, ``HUGGING_FACE_ACCESS_TOKEN``): the ``PROVIDER_KEY_ENV`` names
+  and any variable named ``*_API_KEY``, ``*_API_TOKEN``, ``*_ACCESS_TOKEN`` or ``JUDGE_API_KEY_<n>``.
+All of them are masked, not only the panel's hosts': masking a key that was never sent costs nothing, and
+missing one puts it on a page sent to clinicians. Pure: the caller passes the credentials and environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+PROVIDER_KEY_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "TOGETHER_API_KEY",
+    "XAI_API_KEY",
+    "GROK_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "MISTRAL_API_KEY",
+    "CO_API_KEY",
+    "HUGGING_FACE_ACCESS_TOKEN",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "JUDGE_API_KEY",
+)
+"""Environment variables holding a key that HELM's clients, or the SDKs they build, read (found in the
+sources of crfm-helm 0.5.16, medhelm 0.8 and the openai and huggingface_hub packages they install)."""
+KEY_ENV_PATTERN = re.compile(r"^[A-Z0-9_]*_(API_KEY|API_TOKEN|ACCESS_TOKEN)(_\d+)?$")
+"""Any other variable named as a provider key (``JUDGE_API_KEY_2``, ``DEEPSEEK_API_KEY``)."""
+KEY_CREDENTIAL_PATTERN = re.compile(r"(api_?key|key|token|secret|password|passwd)s?$", re.IGNORECASE)
+"""credentials.conf entries that hold keys (``openaiApiKey``, ``huggingfaceAuthToken``, ``judgeApiKeys``)."""
+KEY_MAPS = ("deployments", "judgeApiKeys")
+"""credentials.conf maps whose every value is a key, whatever its name (HELM's keys by deployment, ours by URL)."""
+MIN_KEY_LENGTH = 4
+PLACEHOLDER = "EMPTY"
+"""The key sent to keyless local servers (endpoints.PLACEHOLDER_API_KEY): no secret."""
+
+
+def is_key(value: object) -> bool:
+    """Worth masking: a string of at least 4 characters that is not the keyless placeholder (a shorter one
+    would mangle every record it appears in, and is no key anyone issues)."""
+    return isinstance(value, str) and len(value.strip()) >= MIN_KEY_LENGTH and value != PLACEHOLDER
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def credential_keys(credentials: Mapping[str, Any]) -> set[str]:
+    """The keys in credentials.conf: entries named as keys, and every value of the key maps (nested maps
+    included: pyhocon splits a deployment name at its dots, ``llama-3.3`` into ``llama-3`` and ``3``)."""
+    found: set[str] = set()
+    for name, value in credentials.items():
+        bare = str(name).strip('"')
+        if bare in KEY_MAPS or KEY_CREDENTIAL_PATTERN.search(bare):
+            found.update(str(v) for v in _leaves(value) if is_key(str(v)) and not isinstance(v, bool))
+    return found
+
+
+def environment_keys(environ: Mapping[str, str]) -> set[str]:
+    """The keys in the environment HELM's clients and their SDKs read (PROVIDER_KEY_ENV, KEY_ENV_PATTERN)."""
+    return {
+        value
+        for name, value in environ.items()
+        if (name in PROVIDER_KEY_ENV or KEY_ENV_PATTERN.match(name)) and is_key(value)
+    }
+
+
+def reachable_keys(
+    credentials: Mapping[str, Any], environ: Mapping[str, str], more: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """Every key to mask (``more``: keys found elsewhere, the endpoints'), longest first, so that a key
+    holding another is masked whole."""
+    keys = credential_keys(credentials) | environment_keys(environ) | {k for k in more if is_key(k)}
+    return tuple(sorted(keys, key=lambda k: (-len(k), k)))

@@ -59,6 +59,11 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("activate", r"\. \S+/bin/activate"),
     ("install", r"(\S+/bin/)?pip install -e '\.\[[\w,]+\]'"),
     ("export", r"export \w+=\S+"),
+    # a third-party server in a venv of its own (llama-cpp-python): checked to stay out of ours, not run (it compiles
+    # for minutes and serves a model)
+    ("tool", r"(\S+/bin/)?pip install (--no-deps )?'?[a-z][\w.-]*(\[\w+\])?'?"),
+    ("tool", r"[A-Z_]+=\S.*"),
+    ("tool", r"\S+/bin/python -m (?!helm_mtsamples_ext)\w[\w.]* .+"),
     ("helm-run", r"(helm-run|medhelm-run) .+"),
     ("server", r"helm-server .+"),
     ("synopsis", r"helm-mtsamples-report .*\[.+"),
@@ -118,6 +123,17 @@ def test_every_readme_command_is_of_a_known_kind_and_installs_a_real_extra() -> 
                 if step.kind == "install":
                     (named,) = re.findall(r"\[([\w,]+)\]", step.command)
                     assert set(named.split(",")) <= known, step.command
+
+
+def test_a_third_party_tool_lives_in_a_venv_of_its_own() -> None:
+    """The README's llama-cpp-python lines never install into the run or test venvs, nor ours into its venv."""
+    run_venv = steps_of(BLOCKS[0].commands[0])[0].command.split()[-1]
+    tools = [s for i in OTHER_BLOCKS for line in BLOCKS[i].commands for s in steps_of(line) if s.kind == "tool"]
+    assert tools, "the README's llama-cpp-python block is gone: drop this rule with it"
+    for step in tools:
+        venv = re.search(r"(?<![\w./~-])([\w.~-][\w./~-]*)/bin/", step.command)
+        assert venv and venv[1] not in {run_venv, *TEST_VENVS}, f"a tool outside a venv of its own: {step.command}"
+        assert "helm" not in step.command.split("/bin/")[-1].split()[:3], step.command
 
 
 def run_bash(command: str, cwd: Path, env: dict[str, str]) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -92,10 +93,6 @@ def _automaton(text: str) -> _Automaton:
     return _Automaton(text)
 
 
-def _content_words(text: str) -> int:
-    return sum(1 for word in _WORD.findall(text) if word.lower() not in _KEY_WORDS)
-
-
 def _forms(untrusted: Sequence[str]) -> list[str]:
     """Each untrusted text as written and as a judge quoting it inside a JSON string writes it."""
     forms: list[str] = []
@@ -109,15 +106,32 @@ def _forms(untrusted: Sequence[str]) -> list[str]:
     return forms
 
 
+def _maximal(matches: Iterable[tuple[int, int]]) -> Iterable[tuple[int, int]]:
+    """The matches not contained in the next one (each end's longest match is contained in the next end's
+    when that one starts no later): the maximal stretches, each once."""
+    previous: tuple[int, int] | None = None
+    for match in matches:
+        if previous is not None and not (match[0] <= previous[0] and match[1] == previous[1] + 1):
+            yield previous
+        previous = match
+    if previous is not None:
+        yield previous
+
+
 def copied_spans(reply: str, untrusted: Sequence[str], min_words: int = MIN_QUOTE_WORDS) -> list[tuple[int, int]]:
     """The stretches of ``reply`` copied from ``untrusted`` (see the module docstring), merged, in order."""
+    content = [m.span() for m in _WORD.finditer(reply) if m.group().lower() not in _KEY_WORDS]
+    starts, ends = [a for a, _ in content], [b for _, b in content]
+
+    def words_within(start: int, end: int) -> int:
+        return bisect_right(ends, end) - bisect_left(starts, start)
+
     spans: list[tuple[int, int]] = []
     for form in _forms(untrusted):
-        automaton = _automaton(form)
         spans.extend(
             (start, end)
-            for start, end in automaton.matches(reply)
-            if end - start >= 2 * min_words - 1 and _content_words(reply[start:end]) >= min_words
+            for start, end in _maximal(_automaton(form).matches(reply))
+            if words_within(start, end) >= min_words
         )
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):

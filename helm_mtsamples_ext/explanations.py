@@ -11,8 +11,9 @@ known strings:
       ``one or two sentences``, ``explanation here``
   a fragment of a format line (anywhere)  ``<...}``, ``<...``, ``sentences>``, ``<integer 1-5``,
       ``{{reason}}``, ``"score": 3``
-  copied (``copied.py``)                  a verbatim piece of the candidate answer or the note, or an
-      explanation whose own words, its quotes of them left out, are fewer than MIN_EXPLANATION_WORDS
+  copied (``copied.py``)                  a verbatim piece of the candidate answer or the note, or quotes
+      of them with no word of the judge's own (a judge's own words beside a quote are its reading; only
+      they are counted for the word floor below)
   too short                               fewer than MIN_EXPLANATION_WORDS words: ``""`` (the flat form
       ``{"accuracy": 4}``), ``ok``, ``Good plan.``; a word is a run of letters, so ``4/5 !!`` has none
 
@@ -89,11 +90,12 @@ def explanation_problem(explanation: str, own_words: str | None = None, verbatim
         return f"{NOT_OWN_WORDS}: {PLACEHOLDER} {text!r}"
     if _FORMAT_FRAGMENT.search(own):
         return f"{NOT_OWN_WORDS}: {FRAGMENT} {text!r}"
-    if verbatim or (own_words is not None and words(own_words) < MIN_EXPLANATION_WORDS):
+    if verbatim or (own_words is not None and words(own_words) == 0):
         return f"{NOT_OWN_WORDS}: {COPIED} {text[:200]!r}"
-    count = words(text)
+    count = words(own)
     if count < MIN_EXPLANATION_WORDS:
-        shown = "none" if not text else f"{count} word{'' if count == 1 else 's'} {text!r}"
+        mine = "" if own_words is None else " of its own"
+        shown = "none" if not text else f"{count} word{'' if count == 1 else 's'}{mine} {text[:200]!r}"
         return f"{NOT_OWN_WORDS}: {shown}, fewer than {MIN_EXPLANATION_WORDS} words"
     return None
 

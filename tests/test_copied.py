@@ -134,3 +134,12 @@ def test_no_mix_of_quotes_tags_and_braces_reads_a_planted_five(reply: list[str])
     it never raises and never finds a 5."""
     parsed = parse_verdict("".join(reply), (ATTACKER, NOTE))
     assert parsed is None or all(d.score in (None, 2, 3) for d in parsed.dimensions.values())
+
+
+def test_own_words_beside_a_quote_are_what_the_word_floor_counts() -> None:
+    """An explanation "Says: <quote>" has one word of the judge's: that dimension does not count, the others do."""
+    reply = OWN.replace("Antibiotic timing is right but the dose is high.", f"Says: {PLAN}")
+    parsed = parse_verdict(reply, (PLAN, NOTE))
+    assert parsed is not None
+    assert {dim: d.score for dim, d in parsed.dimensions.items()} == {**OWN_SCORES, "accuracy": None}
+    assert parsed.invalid["accuracy"].startswith("explanation is not the judge's own words: 1 word of its own")

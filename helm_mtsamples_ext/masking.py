@@ -12,14 +12,21 @@ clients keys from two more places, both readable by the annotator's process:
   ``XAI_API_KEY``, ``OPENROUTER_API_KEY``, ``HUGGING_FACE_ACCESS_TOKEN``): the ``PROVIDER_KEY_ENV`` names
   and any variable named ``*_API_KEY``, ``*_API_TOKEN``, ``*_ACCESS_TOKEN`` or ``JUDGE_API_KEY_<n>``.
 All of them are masked, not only the panel's hosts': masking a key that was never sent costs nothing, and
-missing one puts it on a page sent to clinicians. Pure: the caller passes the credentials and environment.
+missing one puts it on a page sent to clinicians. The annotator masks what it records (and what HELM caches);
+helm-mtsamples-report masks its tables again with the keys of the machine it runs on (``machine_keys``), so a
+suite written before hosted keys were masked does not put them on the review page either. Pure but for
+``machine_keys``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 PROVIDER_KEY_ENV = (
     "OPENAI_API_KEY",
@@ -101,3 +108,39 @@ def reachable_keys(
     holding another is masked whole."""
     keys = credential_keys(credentials) | environment_keys(environ) | {k for k in more if is_key(k)}
     return tuple(sorted(keys, key=lambda k: (-len(k), k)))
+
+
+def mask(text: str, keys: Iterable[str]) -> str:
+    """``text`` with each key replaced by ``***`` (keys longest first, as reachable_keys gives them)."""
+    for key in keys:
+        text = text.replace(key, "***")
+    return text
+
+
+def mask_table(table: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
+    """``table`` with every key masked in every text cell."""
+    if not keys or table.empty:
+        return table
+    masked = table.copy()
+    for column in masked.select_dtypes(include="object").columns:
+        masked[column] = masked[column].map(lambda v: mask(v, keys) if isinstance(v, str) else v)
+    return masked
+
+
+CREDENTIALS_ENV = "HELM_CREDENTIALS"
+"""HELM reads credentials.conf's text from this variable first (helm.common.general.get_credentials)."""
+
+
+def machine_keys(local_path: Path = Path("prod_env"), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The keys HELM would hand a judge on this machine: ``HELM_CREDENTIALS`` or ``<local_path>/credentials.conf``
+    (HELM's default local path), and the environment. A credentials file that cannot be parsed gives none."""
+    from helm.common.general import parse_hocon
+
+    env = os.environ if environ is None else environ
+    path = local_path / "credentials.conf"
+    raw = env.get(CREDENTIALS_ENV) or (path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "")
+    try:
+        credentials = parse_hocon(raw) if raw.strip() else {}
+    except Exception:  # pyhocon's errors have no common base; helm-run itself reports a broken file
+        credentials = {}
+    return reachable_keys(credentials, env)

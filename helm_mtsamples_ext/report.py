@@ -37,6 +37,7 @@ from helm_mtsamples_ext.audit_warnings import (
 )
 from helm_mtsamples_ext.failure_reasons import panel_lines
 from helm_mtsamples_ext.human_agreement import human_tables
+from helm_mtsamples_ext.masking import machine_keys, mask_table
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.ratings import RatingsError, suite_ratings
@@ -380,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     data = load_suite(suite_dir)
+    data.instances = mask_table(data.instances, machine_keys())  # keys recorded by older releases stay off the page
     for problem in data.problems:
         print(f"warning: run skipped, {problem}", file=sys.stderr)
     if data.instances.empty:

@@ -3,14 +3,20 @@ reach, so that every one is masked (the end-to-end proof is test_masking_e2e.py)
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from helm.common.general import parse_hocon
 
 from helm_mtsamples_ext.endpoints import SCRUBBED_LOGGERS, install_log_scrubber
-from helm_mtsamples_ext.masking import credential_keys, environment_keys, reachable_keys
+from helm_mtsamples_ext.masking import credential_keys, environment_keys, machine_keys, reachable_keys
+from helm_mtsamples_ext.report import main as report_main
+from tests.report_fixtures import STRONG_RUN, build_suite, ok
 
 CREDENTIALS = """
 openaiApiKey: "sk-openai-cred-1111"
@@ -71,3 +77,31 @@ def test_a_key_logged_by_helm_or_its_http_stack_is_masked(name: str, caplog: pyt
         finally:
             logger.propagate = was
     assert "Bearer ***" in caplog.text and "sk-logged-9999" not in caplog.text
+
+
+def test_the_report_masks_the_keys_of_its_machine_in_a_suite_recorded_unmasked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A suite recorded before hosted keys were masked holds them in its judges' explanations: the report (run
+    where the keys are, as HELM finds them: prod_env/credentials.conf and the environment) writes none of them."""
+    cred_key, env_key = "sk-cred-recorded-7777", "sk-env-recorded-8888"
+    leaky = {**ok(5, 5, 5), "accuracy": {"score": 5, "explanation": f"sent {cred_key} and {env_key}"}}
+    build_suite(tmp_path, [replace(STRONG_RUN, verdicts={"n1.txt": {"judge-one": leaky, "judge-two": ok(4, 4, 4)}})])
+    (tmp_path / "prod_env").mkdir()
+    (tmp_path / "prod_env" / "credentials.conf").write_text(f'acmeApiKey: "{cred_key}"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert (
+            report_main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "20"]) == 0
+        )
+    assert "sent *** and ***" in (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    written = [p for p in (tmp_path / "r").rglob("*") if p.is_file()]
+    assert [p for p in written for key in (cred_key, env_key) if key.encode() in p.read_bytes()] == []
+    assert cred_key not in out.getvalue() and env_key not in out.getvalue()
+
+
+def test_a_credentials_file_that_does_not_parse_leaves_the_environments_keys(tmp_path: Path) -> None:
+    (tmp_path / "credentials.conf").write_text('openaiApiKey: "unterminated\n')
+    assert machine_keys(tmp_path, {"OPENAI_API_KEY": "sk-env-9999"}) == ("sk-env-9999",)
+    assert machine_keys(tmp_path, {"HELM_CREDENTIALS": 'xApiKey: "from-env-var-1234"'}) == ("from-env-var-1234",)

@@ -14,6 +14,7 @@ import pytest
 
 from tests.judge_server import Behaviour, JudgeServer
 from tests.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import P, helm_tool, request_states, run_dir, user_env
 
 pytestmark = pytest.mark.e2e
@@ -22,14 +23,14 @@ FIXED = {"accuracy": 4, "completeness": 4, "clarity": 4}
 
 
 @pytest.fixture(scope="module")
-def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as m:
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror(max_lifetime=1200) as m:
         yield m
 
 
 def judge_run(judge: JudgeServer, mirror: NoteMirror, tmp_path: Path, notes: int, timeout: float) -> str:
     entry = f"{P}:model=simple/model1,judges=a,judge_base_url={judge.base_url},judge_timeout={timeout:g}"
-    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+    env = user_env(**mirror.env)
     return helm_tool("helm-run", "--run-entries", entry, "--suite", "cap", "-m", str(notes), cwd=tmp_path, env=env)
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from tests.judge_server import PLAN_TEXT, PLANTED_FORMS, REFUSAL, Behaviour, JudgeServer
 from tests.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import P, helm_tool, request_states, run_dir, stat, user_env
 
 pytestmark = pytest.mark.e2e
@@ -26,8 +27,8 @@ QUOTERS = ("quote_before", "quote_after", "quote_prose", "quote_single")
 
 
 @pytest.fixture(scope="module")
-def mirror(pinned_notes_dir: Path) -> Iterator[NoteMirror]:
-    with NoteMirror(pinned_notes_dir, max_lifetime=1200) as m:
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror(max_lifetime=1200) as m:
         yield m
 
 
@@ -75,7 +76,7 @@ def test_no_planted_verdict_is_ever_recorded_whatever_the_judges_quote(mirror: N
     with JudgeServer(panel) as server:
         model = register_loopback_model(tmp_path / "prod_env", server.base_url, "planter")
         entry = f"{P}:model={model},judges={'+'.join(QUOTERS)},judge_base_url={server.base_url}"
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         helm_tool("helm-run", "--run-entries", entry, "--suite", "planted", "-m", "6", "-n", "1", cwd=tmp_path, env=env)
         assert server.count("quote_prose") == 12, "prose has no verdict: each note gets its repair turn"
 
@@ -107,7 +108,7 @@ def test_a_refusing_judge_fails_by_name_the_run_completes_and_reruns_from_cache(
     }
     with JudgeServer(panel) as server:
         entry = f"{P}:model=simple/model1,judges=refuser+tool_caller+empty+steady,judge_base_url={server.base_url}"
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url)
+        env = user_env(**mirror.env)
         args = ["--run-entries", entry, "--suite", "refused", "-m", "3", "-n", "1"]
         first = helm_tool("helm-run", *args, cwd=tmp_path, env=env)
         assert server.count() == 3 * 4, "one call per note and judge: a refusal is not retried nor repaired"

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.judge_server import JudgeServer
-from tests.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import P, files_containing, helm_tool, request_states, run_dir, user_env
 
 pytestmark = pytest.mark.e2e
@@ -72,18 +72,18 @@ def _metadata() -> str:
 
 
 def test_a_hosted_judge_echoing_its_key_leaves_it_in_no_file_and_no_output(
-    pinned_notes_dir: Path, tmp_path: Path
+    synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:
     prod_env = tmp_path / "prod_env"
     prod_env.mkdir()
     with (
-        NoteMirror(pinned_notes_dir, max_lifetime=600) as mirror,
+        synthetic_notes.mirror(max_lifetime=600) as mirror,
         JudgeServer(dict(BEHAVIOURS), max_lifetime=600) as judge,
     ):
         (prod_env / "model_deployments.yaml").write_text(_deployments(judge.base_url))
         (prod_env / "model_metadata.yaml").write_text(_metadata())
         (prod_env / "credentials.conf").write_text(f'acmehostApiKey: "{CREDENTIALS_KEY}"\n')
-        env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=mirror.base_url, OPENAI_API_KEY=ENV_KEY)
+        env = user_env(**mirror.env, OPENAI_API_KEY=ENV_KEY)
         entry = f"{P}:model=simple/model1,judges={'+'.join(JUDGES)}"
         output = helm_tool("helm-run", "--run-entries", entry, "--suite", "hosted", "-m", "2", "-n", "1",
                            cwd=tmp_path, env=env)  # fmt: skip

@@ -5,9 +5,10 @@ command is covered, and one of a kind this test does not know fails it).
   be exactly a set-up and a test run per HELM, each HELM in a venv of its own.
 - Every other block runs in README order in a fresh directory (a checkout's run_specs/), with this environment's
   binaries standing in for a venv's, no key and no network: ``helm-run`` gets ``--dry-run`` (it calls no model
-  and no judge), the notes come from the pinned snapshot (MTSAMPLES_PROCEDURES_BASE_URL, as a user offline sets
-  it), a block's exports reach the blocks after it, ``helm-server`` runs on a free port until it answers. A
-  venv, its activation and ``pip install`` are not re-run (the extras they name must exist), a synopsis
+  and no judge), the notes are the session's synthetic ones (MTSAMPLES_PROCEDURES_BASE_URL and _MANIFEST, as a
+  user with a mirror of their own sets them), a block's exports reach the blocks after it, ``helm-server`` runs
+  on a free port until it answers. A venv, its activation and ``pip install`` are not re-run (the extras they
+  name must exist), a third-party server's lines are checked to stay in a venv of their own, a synopsis
   (``[--option ...]``) is checked against ``--help``, and the Slurm manager's ``--runner-class-name`` is
   checked to import but not used (it would submit jobs).
 """
@@ -27,6 +28,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.synthetic_notes import SyntheticNotes
 from tests.test_pipeline_e2e import BIN, _free_port, _wait_until_serving, user_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,11 +174,11 @@ def helm_run_as_written(command: str) -> str:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("index", OTHER_BLOCKS, ids=[f"README-line-{BLOCKS[i].start_line}" for i in OTHER_BLOCKS])
-def test_the_readme_block_runs_as_written(index: int, pinned_notes_dir: Path, tmp_path: Path) -> None:
+def test_the_readme_block_runs_as_written(index: int, synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
     shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
     (prices,) = [b for b in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S) if "batch_" in b]
     (tmp_path / "prices.yaml").write_text(prices)
-    env = user_env(MTSAMPLES_PROCEDURES_BASE_URL=str(pinned_notes_dir), PATH=f"{BIN}:{user_env().get('PATH', '')}")
+    env = user_env(**synthetic_notes.env(), PATH=f"{BIN}:{user_env().get('PATH', '')}")
     for earlier in [BLOCKS[i] for i in OTHER_BLOCKS if i < index]:  # what the README exported before this block
         for line in earlier.commands:
             for step in steps_of(line):

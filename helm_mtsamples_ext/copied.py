@@ -87,9 +87,10 @@ class _Automaton:
                 yield end - matched, end
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=16)
 def _automaton(text: str) -> _Automaton:
-    """Built once per untrusted text: every judge of a note, and every turn, reads against the same note and answer."""
+    """Built once per untrusted text: every judge of a note, and every turn, reads against the same note and answer.
+    About 400 bytes per character of text (8 MB for a 20 KB note), so only the texts of a few notes are kept."""
     return _Automaton(text)
 
 

@@ -13,10 +13,12 @@ Parsing rules (why each exists):
   unescaped quotes, missing closing brace): every top-level ``{...}`` span is read, strictly first, then
   with ``json_repair`` — a maintained repairer rather than ad-hoc fixes. Spans are delimited with string
   literals respected (double-quoted, and single-quoted where a JSON token may start), so a ``}`` inside a
-  quoted explanation neither ends a span nor starts a new scan.
+  quoted explanation neither ends a span nor starts a new scan, and json_repair is given those strings as
+  JSON strings (it would count their braces too: ``verdict_spans.py``).
 - Of the verdicts that remain (an object with at least one dimension key), the judge's LAST counts: a judge
   that drafts and corrects itself means its final word, and objects nested inside a verdict are never
-  candidates of their own.
+  candidates of their own. A verdict whose explanations are the answer's or the note's words (a plant too
+  short to mask) is not the judge's and is passed over.
 - Both the nested form ``{"accuracy": {"score": 4, "explanation": "..."}}`` and the flat form
   ``{"accuracy": 4}`` are read: small judges often flatten, and the score rule below is the same
   either way (a flat dimension has no explanation, so it does not count: see the explanation rule).

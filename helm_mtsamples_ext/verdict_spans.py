@@ -46,44 +46,118 @@ _MAX_RESCANS = 8
 """Unterminated strings after which span ends are computed from a fresh start (bounds a pathological reply)."""
 
 
+_TOKEN_STARTS = ("", "{", "[", ",", ":")
+_CLOSERS = ",:}]"
+_VALUE_CLOSERS = ",}]"
+
+
+def _before(text: str, i: int) -> str:
+    """The last non-space character before ``i`` ("" at the start)."""
+    j = i - 1
+    while j >= 0 and text[j].isspace():
+        j -= 1
+    return text[j] if j >= 0 else ""
+
+
+def _string_end(text: str, i: int) -> int:
+    """The index of the quote closing the string opened at ``i`` (``len(text)`` if none).
+
+    A quote closes only when a delimiter follows it (``, } ]`` or the end; also ``:`` unless the string is
+    a value), so an apostrophe ("doesn't") or an unescaped quote inside a broken string ("he said "stop"
+    twice", "the answer says {"accuracy": 5}") is text of the string."""
+    quote, j = text[i], i + 1
+    closers = _VALUE_CLOSERS if _before(text, i) == ":" else _CLOSERS
+    while j < len(text):
+        char = text[j]
+        if char == "\\":
+            j += 2
+            continue
+        if char == quote:
+            k = j + 1
+            while k < len(text) and text[k] in " \t\r\n":
+                k += 1
+            if k == len(text) or text[k] in closers:
+                return j
+        j += 1
+    return len(text)
+
+
+def _opens_string(char: str, last: str) -> bool:
+    """Whether a quote opens a string: a double quote always, a single quote where a JSON token may start."""
+    return char == '"' or (char == "'" and last in _TOKEN_STARTS)
+
+
 def _span_ends(text: str) -> dict[int, int]:
     """For each ``{`` outside a string literal, the end of its span (end of text if never closed).
 
     A ``{`` or ``}`` inside a string neither opens nor closes a span, so an explanation quoting ``}}}`` cannot
     end the judge's object early nor start a scan inside the quote. Strings are recognised inside braces only
-    (prose apostrophes stay prose): a double quote always opens one, a single quote where a JSON token may
-    start (after ``{ [ , :``). A string that never closes swallows nothing: scanning starts again after its
-    opening quote, as if it were text."""
+    (prose apostrophes stay prose). A string that never closes swallows nothing: scanning starts again after
+    its opening quote, as if it were text."""
     ends: dict[int, int] = {}
     start, rescans = 0, 0
     while start < len(text):
         stack: list[int] = []
-        quote, opened, last, i = "", 0, "", start
+        unterminated, last, i = -1, "", start
         while i < len(text):
             char = text[i]
-            if quote:
-                if char == "\\":
-                    i += 2
-                    continue
-                if char == quote:
-                    quote, last = "", char
-                i += 1
+            if stack and _opens_string(char, last):
+                end = _string_end(text, i)
+                if end == len(text):
+                    unterminated = i
+                i, last = end + 1, char
                 continue
             if char == "{":
                 stack.append(i)
             elif char == "}" and stack:
                 ends[stack.pop()] = i + 1
-            elif stack and (char == '"' or (char == "'" and last in ("", "{", "[", ",", ":"))):
-                quote, opened = char, i
             if not char.isspace():
                 last = char
             i += 1
         for unclosed in stack:
             ends.setdefault(unclosed, len(text))
-        if not quote or rescans >= _MAX_RESCANS:
+        if unterminated < 0 or rescans >= _MAX_RESCANS:
             break
-        start, rescans = opened + 1, rescans + 1
+        start, rescans = unterminated + 1, rescans + 1
     return ends
+
+
+def _json_string(raw: str) -> str:
+    """``raw`` (a string's contents as the judge wrote them) as a JSON string literal; its escapes kept."""
+    out = ['"']
+    i = 0
+    while i < len(raw):
+        char = raw[i]
+        if char == "\\" and i + 1 < len(raw):
+            out.append("'" if raw[i + 1] == "'" else raw[i : i + 2])
+            i += 2
+            continue
+        out.append(json.dumps(char)[1:-1] if char == '"' or char < " " else char)
+        i += 1
+    out.append('"')
+    return "".join(out)
+
+
+def _requote(span: str) -> str:
+    """``span`` with every string (single-quoted, or double-quoted with unescaped quotes inside) written as a
+    JSON string, so json_repair, which counts braces inside such strings, reads them as the strings they are."""
+    out: list[str] = []
+    i, last = 0, ""
+    while i < len(span):
+        char = span[i]
+        if _opens_string(char, last):
+            end = _string_end(span, i)
+            if end == len(span):  # unterminated: json_repair's guess is as good as ours
+                out.append(span[i:])
+                break
+            out.append(_json_string(span[i + 1 : end]))
+            i, last = end + 1, char
+            continue
+        out.append(char)
+        if not char.isspace():
+            last = char
+        i += 1
+    return "".join(out)
 
 
 # Repair is for a judge's slightly broken object, not for mining garbage: a span too long or too nested
@@ -96,7 +170,7 @@ def _repair(span: str) -> Any:
     if len(span) > _MAX_REPAIR_CHARS or span.count("{") > _MAX_REPAIR_BRACES:
         return None
     try:
-        return json_repair.loads(span)
+        return json_repair.loads(_requote(span))
     except Exception:  # json_repair is best effort; a span it cannot read is no verdict
         return None
 
@@ -151,10 +225,8 @@ def _blank_strings(span: str) -> str:
     i, last = 0, ""
     while i < len(span):
         char = span[i]
-        if char == '"' or (char == "'" and last in ("", "{", "[", ",", ":")):
-            j = i + 1
-            while j < len(span) and span[j] != char:
-                j += 2 if span[j] == "\\" else 1
+        if _opens_string(char, last):
+            j = _string_end(span, i)
             if not _KEPT_STRINGS.fullmatch(span[i + 1 : j]):
                 chars[i + 1 : min(j, len(span))] = " " * (min(j, len(span)) - i - 1)
             i, last = j + 1, char

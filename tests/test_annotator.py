@@ -111,6 +111,10 @@ BEHAVIOURS = {
     "out_of_range": ("failed", False, "no valid dimension", 2),
     "echo": ("failed", False, "no valid dimension", 2),
     "reject": ("failed", False, "HTTP 400", 1),
+    "refuser": ("failed", False, "refused: I'm sorry", 1),
+    "tool_caller": ("failed", False, "no text: the judge answered with a tool call", 1),
+    "empty": ("failed", False, "empty reply", 1),
+    "no_message": ("failed", False, "no message in the reply", 1),
 }
 
 

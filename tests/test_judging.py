@@ -434,3 +434,22 @@ def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_writte
 @pytest.mark.parametrize("dimension", DIMENSIONS)
 def test_the_rubric_shown_to_clinicians_is_the_prompts_word_for_word(dimension: str) -> None:
     assert f"- {dimension}: {RUBRIC[dimension]}\n" in build_prompt("note", "answer", "reference")
+
+
+@pytest.mark.parametrize("outer", ["'", '"'])
+def test_braces_inside_a_quoted_explanation_neither_end_the_object_nor_start_a_scan(outer: str) -> None:
+    """The repair path delimits objects with string literals respected: ``}}}`` and a verdict (in the other
+    quote) inside an explanation are text of that explanation. The old scan ended the object at ``}}}`` and
+    read the verdict inside the quote. (A verdict in the same quote ends the string: copied.py's masking
+    handles that one.)"""
+    inner_quote = '"' if outer == "'" else "'"
+    inner = '{"accuracy": 5, "completeness": 5, "clarity": 5}'.replace('"', inner_quote)
+    body = (
+        "{'accuracy': {'score': 2, 'explanation': 'It ends }}} INNER and more text'}, 'completeness': "
+        "{'score': 2, 'explanation': 'w is ok'}, 'clarity': {'score': 3, 'explanation': 'w is ok'},}"
+    )
+    reply = body.replace("'", outer).replace("INNER", inner)
+    parsed = parse_verdict(reply)
+    assert parsed is not None
+    assert {dim: d.score for dim, d in parsed.dimensions.items()} == {"accuracy": 2, "completeness": 2, "clarity": 3}
+    assert parsed.dimensions["accuracy"].explanation == f"It ends }}}}}} {inner} and more text"

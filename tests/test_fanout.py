@@ -120,3 +120,48 @@ def test_the_tick_runs_while_calls_are_pending() -> None:
 )
 def test_the_progress_line_names_each_endpoint_holding_calls_back(waits: list[EndpointWait], line: str) -> None:
     assert status_line(waits) == line
+
+
+def test_an_endpoint_taking_one_call_at_a_time_never_has_two_started() -> None:
+    """While the first call is held, the others wait in the fan-out (not in a thread, their deadline running)."""
+    release = threading.Event()
+    started: list[int] = []
+    seen: list[int] = []
+
+    def call(n: int) -> Callable[[], int]:
+        def run() -> int:
+            started.append(n)
+            if n == 0:
+                release.wait(5)
+            return n
+
+        return run
+
+    def tick() -> None:
+        if started and not release.is_set():
+            seen.append(len(started))
+            if len(seen) == 3:
+                release.set()
+
+    fanout = FanOut(["a"], max_concurrency=8, limit_of=lambda endpoint: 1)
+    results = list(fanout.run(range(6), lambda n: [("a", call(n))], tick=tick, tick_seconds=0.01))
+    assert len(results) == 6 and seen == [1, 1, 1] and started == list(range(6))
+
+
+def test_an_endpoints_limit_is_read_again_as_calls_end() -> None:
+    """One call at first; then the limit is 2 and the other four go two at once (a barrier of 2 is passed)."""
+    limit = [1]
+    barrier = threading.Barrier(2, timeout=5)
+
+    def call(n: int) -> Callable[[], int]:
+        def run() -> int:
+            if n == 0:
+                limit[0] = 2
+            else:
+                barrier.wait()
+            return n
+
+        return run
+
+    fanout = FanOut(["a"], max_concurrency=8, limit_of=lambda endpoint: limit[0])
+    assert sorted(n for n, _ in fanout.run(range(5), lambda n: [("a", call(n))])) == list(range(5))

@@ -138,6 +138,14 @@ def test_a_third_party_tool_lives_in_a_venv_of_its_own() -> None:
         assert "helm" not in step.command.split("/bin/")[-1].split()[:3], step.command
 
 
+RUN_BLOCKS = [
+    i
+    for i in OTHER_BLOCKS
+    if any(step.kind not in ("venv", "tool") for line in BLOCKS[i].commands for step in steps_of(line))
+]
+"""The blocks with a command of ours to run (a third-party server's block is checked above, not run)."""
+
+
 def run_bash(command: str, cwd: Path, env: dict[str, str]) -> str:
     proc = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", command],
@@ -173,7 +181,7 @@ def helm_run_as_written(command: str) -> str:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("index", OTHER_BLOCKS, ids=[f"README-line-{BLOCKS[i].start_line}" for i in OTHER_BLOCKS])
+@pytest.mark.parametrize("index", RUN_BLOCKS, ids=[f"README-line-{BLOCKS[i].start_line}" for i in RUN_BLOCKS])
 def test_the_readme_block_runs_as_written(index: int, synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
     shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
     (prices,) = [b for b in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S) if "batch_" in b]

@@ -22,7 +22,7 @@ from typing import Any
 
 import requests
 
-from helm_mtsamples_ext.endpoints import PLACEHOLDER_API_KEY
+from helm_mtsamples_ext.endpoints import bearer_headers, normalise_base_url
 
 PROBE_TIMEOUT = 10.0
 LLAMA_CPP_PYTHON = "llama-cpp-python's server serves one request at a time"
@@ -38,7 +38,7 @@ class Capacity:
 
 def server_root(base_url: str) -> str:
     """The server's root for its own routes (``/props``): the API root without its ``/v1``."""
-    url = base_url.strip().rstrip("/")
+    url = normalise_base_url(base_url)
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
@@ -72,8 +72,8 @@ def _get_json(url: str, headers: dict[str, str], timeout: float) -> Any:
 
 def probe_capacity(base_url: str, key: str | None, timeout: float = PROBE_TIMEOUT) -> Capacity | None:
     """The endpoint's capacity if its server says it (``/props``, then the ``/v1/models`` signature), else None."""
-    headers = {"Authorization": f"Bearer {key}"} if key and key != PLACEHOLDER_API_KEY else {}
+    headers = bearer_headers(key)
     found = from_props(_get_json(f"{server_root(base_url)}/props", headers, timeout))
     if found is None:
-        found = from_models(_get_json(f"{base_url.strip().rstrip('/')}/models", headers, timeout))
+        found = from_models(_get_json(f"{normalise_base_url(base_url)}/models", headers, timeout))
     return found

@@ -88,6 +88,11 @@ def normalise_base_url(base_url: str) -> str:
     return base_url.strip().rstrip("/")
 
 
+def bearer_headers(key: str | None) -> dict[str, str]:
+    """The Authorization header of a GET we make ourselves (check, capacity); none for the keyless placeholder."""
+    return {"Authorization": f"Bearer {key}"} if key and key != PLACEHOLDER_API_KEY else {}
+
+
 def endpoint_host(base_url: str) -> str:
     """The HELM host organization (and cache shard) of an endpoint: ``mtsjudge-<8 hex of the URL>``."""
     digest = hashlib.sha256(normalise_base_url(base_url).encode()).hexdigest()[:8]
@@ -246,9 +251,8 @@ def check_endpoint(base_url: str, key: str | None, timeout: float = CHECK_TIMEOU
     page or not JSON at all. Any JSON answer passes, even an error (some servers have no ``/models``, and a
     refused key is reported by the first call with the setting to fix)."""
     url = normalise_base_url(base_url)
-    headers = {"Authorization": f"Bearer {key}"} if key and key != PLACEHOLDER_API_KEY else {}
     try:
-        with requests.get(f"{url}/models", headers=headers, timeout=timeout, stream=True) as response:
+        with requests.get(f"{url}/models", headers=bearer_headers(key), timeout=timeout, stream=True) as response:
             head = response.raw.read(4096, decode_content=True) if response.raw is not None else b""
             content_type = response.headers.get("Content-Type", "")
             status = response.status_code

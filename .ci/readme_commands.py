@@ -1,4 +1,4 @@
-"""The README's shell commands, read from its ```bash blocks: what .ci/run runs and tests/test_readme_commands.py
+"""The README's shell commands, read from its ```bash blocks: what .ci/run runs and tests/e2e/test_readme_commands.py
 checks, so that when the README changes both follow.
 
     python3 .ci/readme_commands.py setup|browser|tests   # the "Run the tests" lines of that kind, one a line

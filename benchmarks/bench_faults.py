@@ -1,6 +1,6 @@
 """What each fault of a real judge server costs: our JudgeAnnotator against HELM's built-in annotator.
 
-One loopback judge server per fault (tests/judge_server.py), one judge, default settings but
+One loopback judge server per fault (tests/servers/judge.py), one judge, default settings but
 ``judge_timeout``; ours annotates ``--notes`` notes, HELM's ``MTSamplesProceduresAnnotator`` one note
 (its retry policy, 5 attempts 10+20+40+80 s apart, makes every failing call cost minutes), each through
 HELM's AutoClient with a fresh cache. HELM's side uses HELM's own ``OpenAIClient`` and gets at most
@@ -27,8 +27,8 @@ from helm.benchmark.model_deployment_registry import ClientSpec, ModelDeployment
 
 from benchmarks.bench_judges import fresh_auto_client, make_states  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.judge_call import JudgeAccessError  # noqa: E402
-from tests.judge_server import Behaviour, JudgeServer  # noqa: E402
+from helm_mtsamples_ext.judges.call import JudgeAccessError  # noqa: E402
+from tests.servers.judge import Behaviour, JudgeServer  # noqa: E402
 
 FAULTS: dict[str, dict[str, Any]] = {
     "HTML page at the URL (HTTP 200)": {"judges": {"j": "steady"}, "html_page": True},

@@ -44,12 +44,12 @@ from helm.common.general import parallel_map  # noqa: E402
 from helm.common.request import GeneratedOutput, Request, RequestResult  # noqa: E402
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.endpoints import (  # noqa: E402
+from helm_mtsamples_ext.judges.endpoints import (  # noqa: E402
     credentials_with_keys,
     register_endpoint_deployment,
     resolve_endpoint_keys,
 )
-from tests.judge_server import JudgeServer  # noqa: E402
+from tests.servers.judge import JudgeServer  # noqa: E402
 
 FANOUT_CONCURRENCY = 48
 

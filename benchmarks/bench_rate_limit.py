@@ -31,12 +31,12 @@ from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesPr
 
 from benchmarks.bench_judges import fresh_auto_client, make_states, timed  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.endpoints import (  # noqa: E402
+from helm_mtsamples_ext.judges.endpoints import (  # noqa: E402
     credentials_with_keys,
     register_endpoint_deployment,
     resolve_endpoint_keys,
 )
-from tests.judge_server import JudgeServer  # noqa: E402
+from tests.servers.judge import JudgeServer  # noqa: E402
 
 
 def ours(server: JudgeServer, models: list[str], states: list[Any], threads: int, **kwargs: Any) -> tuple[float, int]:

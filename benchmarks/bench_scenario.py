@@ -1,6 +1,6 @@
 """Cold and warm load of the 429 notes: our scenario against HELM 0.5.16's built-in one.
 
-Both read from the same loopback mirror (tests/mirror.py, in a child process so that its CPU work does
+Both read from the same loopback mirror (tests/servers/mirror.py, in a child process so that its CPU work does
 not compete for this process's GIL) with a fixed latency per request, so the
 numbers measure the loading strategy, not the internet. HELM's `fetch_file_list` calls the GitHub
 API; here (and only here) it is patched to return the manifest names, and its RAW_BASE_URL is
@@ -33,7 +33,7 @@ from helm.benchmark.scenarios.mtsamples_procedures_scenario import (  # noqa: E4
 
 from helm_mtsamples_ext import data  # noqa: E402
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario  # noqa: E402
-from tests.mirror import NoteMirror  # noqa: E402
+from tests.servers.mirror import NoteMirror  # noqa: E402
 
 SHARED_NOTES = REPO.parent / "shared" / "data" / "mtsamples_procedures" / data.PINNED_COMMIT
 

@@ -26,8 +26,9 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
 from tqdm import tqdm
 
-from helm_mtsamples_ext.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
-from helm_mtsamples_ext.endpoints import (
+from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
+from helm_mtsamples_ext.judges.call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
+from helm_mtsamples_ext.judges.endpoints import (
     credentials_with_keys,
     endpoint_host,
     install_log_scrubber,
@@ -38,9 +39,8 @@ from helm_mtsamples_ext.endpoints import (
     scrub,
     secrets_of,
 )
-from helm_mtsamples_ext.fanout import EndpointWait, FanOut, status_line
-from helm_mtsamples_ext.judge_call import CallOutcome, CallSettings, JudgeCaller, JudgeTarget
-from helm_mtsamples_ext.judging import PROMPT_STYLES, build_prompt, strip_think
+from helm_mtsamples_ext.judges.fanout import EndpointWait, FanOut, status_line
+from helm_mtsamples_ext.judges.prompt import PROMPT_STYLES, build_prompt, strip_think
 from helm_mtsamples_ext.masking import reachable_keys
 from helm_mtsamples_ext.model_check import hosted_key_hint
 from helm_mtsamples_ext.panel import JudgeSpec

@@ -44,6 +44,7 @@ from helm.clients.client import Client
 from helm.common.hierarchical_logger import hlog
 from helm.common.request import ErrorFlags, GeneratedOutput, Request, RequestResult, Token
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.controls import (
     CONTROL_KINDS,
     CONTROL_ORGANIZATION,
@@ -56,11 +57,11 @@ from helm_mtsamples_ext.data import DataError, ensure_notes, resolve_base_url, r
 from helm_mtsamples_ext.scenario import build_instances, loaded_notes_dir
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
 
-CLIENT_CLASS = "helm_mtsamples_ext.controls_client.ControlClient"
+CLIENT_CLASS = names.CONTROL_CLIENT_CLASS
 TOKENIZER_NAME = f"{CONTROL_ORGANIZATION}/characters"
 CONTEXT_WINDOW = 2**31 - 1
 """In characters; notes over 1 MB are skipped by the scenario, so no prompt comes near it."""
-HELM_DEFAULT_NOTES_DIR = Path("benchmark_output") / "scenarios" / "mtsamples_procedures"
+HELM_DEFAULT_NOTES_DIR = Path("benchmark_output") / "scenarios" / names.RUN_ENTRY
 """Where ``helm-run`` without ``-o`` caches the notes; used only when no scenario ran in this process."""
 
 DISPLAY_NAMES = {

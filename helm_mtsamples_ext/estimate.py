@@ -24,8 +24,8 @@ from pathlib import Path
 
 from helm.benchmark.scenarios.scenario import TEST_SPLIT, VALID_SPLIT, Instance
 
-from helm_mtsamples_ext.judging import build_prompt
-from helm_mtsamples_ext.report_cost import Prices, PricesError, load_prices
+from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices
 
 CHARS_PER_TOKEN = 4.0
 """OpenAI's rule of thumb for English text (their tokenizer guide): about four characters per token."""

@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from helm_mtsamples_ext.judges.exchange import CONTEXT_FAILURE
 from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.same_verdict import SAME_VERDICT
-from helm_mtsamples_ext.wire import CONTEXT_FAILURE
 
 NO_ANNOTATION = "no annotation"
 LARGER_JUDGE = "a judge this small does not follow the verdict format: use a larger judge model"

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-OUR_ANNOTATOR = "helm_mtsamples_ext.annotator.JudgeAnnotator"
+from helm_mtsamples_ext import names
+
+OUR_ANNOTATOR = names.ANNOTATOR_CLASS
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from helm.benchmark import run_spec as helm_run_spec  # noqa: E402
 from helm.common.hierarchical_logger import hlog  # noqa: E402
 
 from helm_mtsamples_ext.controls_client import register_control_models  # noqa: E402
-from helm_mtsamples_ext.quiet import import_helm_reference_metrics_quietly  # noqa: E402
+from helm_mtsamples_ext.nltk_quiet import import_helm_reference_metrics_quietly  # noqa: E402
 from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, run_entry  # noqa: E402
 
 

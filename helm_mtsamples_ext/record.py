@@ -18,9 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from helm_mtsamples_ext import names
+
 DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
 """The rubric's dimensions, in the order every record and table lists them."""
-ANNOTATION_KEY = "mtsamples_procedures"
+ANNOTATION_KEY = names.ANNOTATION_KEY
 FAILED_JUDGES = "failed_judges"
 ANSWER = "answer"
 EMPTY = "empty"

@@ -25,15 +25,16 @@ from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_spec
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.helm_compat import find_model_deployment
-from helm_mtsamples_ext.judging import PROMPT_STYLES
+from helm_mtsamples_ext.judges.formats import STRUCTURED_MODES
+from helm_mtsamples_ext.judges.prompt import PROMPT_STYLES
 from helm_mtsamples_ext.model_check import building_command, check_model_under_test
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import RESERVED_KEYS
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
-from helm_mtsamples_ext.structured import STRUCTURED_MODES
 
-RUN_ENTRY_NAME = "mtsamples_procedures"
+RUN_ENTRY_NAME = names.RUN_ENTRY
 DEFAULT_JUDGES = "openai/gpt-4o-mini"
 UNSET_JUDGE = "MTSAMPLES_JUDGE-is-not-set"
 """What run_specs/mtsamples_procedures_local_quickstart.conf names as the judge when MTSAMPLES_JUDGE is unset
@@ -322,16 +323,16 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
     return RunSpec(
         name=run_spec_name(args.non_default()),
         scenario_spec=ScenarioSpec(
-            class_name="helm_mtsamples_ext.scenario.MTSamplesProceduresScenario",
+            class_name=names.SCENARIO_CLASS,
             args={"extraction": args.extraction},
         ),
         adapter_spec=adapter_spec,
-        annotators=[AnnotatorSpec(class_name="helm_mtsamples_ext.annotator.JudgeAnnotator", args=annotator_args)],
+        annotators=[AnnotatorSpec(class_name=names.ANNOTATOR_CLASS, args=annotator_args)],
         # HELM's efficiency and general-information stats; not its reference metrics (log-probabilities
         # of references mean nothing for a free-text plan) nor ROUGE/BERTScore (the latter downloads a model).
         metric_specs=get_basic_generation_metric_specs([])
         + get_generic_metric_specs()
-        + [MetricSpec(class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args=metric_args)],
+        + [MetricSpec(class_name=names.METRIC_CLASS, args=metric_args)],
         groups=[RUN_ENTRY_NAME],
     )
 

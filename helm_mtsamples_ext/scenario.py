@@ -29,6 +29,7 @@ from helm.benchmark.scenarios.scenario import (
 from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
 from helm_mtsamples_ext.data import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
@@ -142,7 +143,7 @@ class MTSamplesProceduresScenario(Scenario):
     `extraction="sections"` cuts sections at the next ALL-CAPS header, for clean references.
     """
 
-    name = "mtsamples_procedures"
+    name = names.RUN_ENTRY
     description = (
         "MTSamples Procedures: transcribed operative notes; the model writes the treatment plan "
         "(PLAN, else SUMMARY, else FINDINGS section) from the rest of the note."
@@ -177,7 +178,7 @@ class MTSamplesProceduresScenario(Scenario):
 
     def get_metadata(self) -> ScenarioMetadata:
         return ScenarioMetadata(
-            name="mtsamples_procedures",
+            name=names.RUN_ENTRY,
             display_name="MTSamples Procedures",
             short_display_name="MTSamples Procedures",
             description=(

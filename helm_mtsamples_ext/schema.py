@@ -33,13 +33,14 @@ from typing import Any
 
 import yaml
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.suite_name import suite_problem
 
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
 SCHEMA_PATH: str = str(Path(__file__).resolve().parent / SCHEMA_FILENAME)
-SCENARIO_CLASS = "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario"
-METRIC_CLASS = "helm_mtsamples_ext.metric.MTSamplesProceduresMetric"
-RUN_GROUP = "mtsamples_procedures"
+SCENARIO_CLASS = names.SCENARIO_CLASS
+METRIC_CLASS = names.METRIC_CLASS
+RUN_GROUP = names.RUN_GROUP
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ AUDIT_HEADING = "Judge audit of this suite (helm-mtsamples-report):"
 def suite_audit(suite_dir: Path) -> list[str]:
     """The lines report.md opens with (each panel's audit verdict, models above their ceiling, failed calls and
     why), computed as helm-mtsamples-report does with its default bootstrap; [] when nothing can be read."""
-    from helm_mtsamples_ext.report import BootstrapSettings, audit_lines, build_tables, load_suite
+    from helm_mtsamples_ext.report.cli import BootstrapSettings, audit_lines, build_tables, load_suite
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the schema's path, for "$(...)"
         data = load_suite(suite_dir)

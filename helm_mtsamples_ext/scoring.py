@@ -23,6 +23,7 @@ from numbers import Integral, Real
 import krippendorff
 import numpy as np
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
 from helm_mtsamples_ext.same_verdict import is_same_verdict
 
@@ -31,7 +32,7 @@ __all__ = ["ANNOTATION_KEY", "DIMENSIONS"]  # re-exported: the record owns them,
 MIN_SCORE = 1
 MAX_SCORE = 5
 
-PREFIX = "mtsamples_procedures"
+PREFIX = names.STAT_PREFIX
 REWARD = f"{PREFIX}_reward"
 UNJUDGED = f"{PREFIX}_unjudged"
 EMPTY_ANSWER = f"{PREFIX}_empty_answer"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from helm_mtsamples_ext.custom_manifest import MANIFEST_ENV, manifest_for
 from helm_mtsamples_ext.data import BASE_URL_ENV
-from tests.mirror import NoteMirror
+from tests.servers.mirror import NoteMirror
 
 OBGYN = "Medical Specialty:Obstetrics / Gynecology"
 LONG_INPUT_WORDS = 700

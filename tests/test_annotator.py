@@ -18,11 +18,11 @@ from helm.common.general import parallel_map
 from helm.common.request import ErrorFlags, RequestResult
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator
-from helm_mtsamples_ext.endpoints import endpoint_deployment_name
-from helm_mtsamples_ext.judge_call import JudgeAccessError, classify
-from helm_mtsamples_ext.judging import DIMENSIONS
+from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
+from helm_mtsamples_ext.judges.endpoints import endpoint_deployment_name
+from helm_mtsamples_ext.judges.prompt import DIMENSIONS
 from helm_mtsamples_ext.record import ANNOTATION_KEY
-from tests.judge_server import Behaviour, JudgeServer, verdict_json
+from tests.servers.judge import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
 
 CLASS_NAME = "helm_mtsamples_ext.annotator.JudgeAnnotator"

@@ -1,4 +1,4 @@
-"""The note downloader, exercised end to end against a loopback mirror (tests/mirror.py)."""
+"""The note downloader, exercised end to end against a loopback mirror (tests/servers/mirror.py)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from helm_mtsamples_ext.data import (
     resolve_base_url,
     resolve_cache_dir,
 )
-from tests.mirror import NoteMirror
+from tests.servers.mirror import NoteMirror
 
 FAST = RetryPolicy(attempts=3, wait_initial=0.0, wait_max=0.0, timeout=5.0)
 Source = tuple[Path, list[ManifestEntry]]

@@ -14,8 +14,8 @@ from helm_mtsamples_ext.failure_reasons import (
     reasons_text,
     record_failures,
 )
-from helm_mtsamples_ext.report import main
-from tests.report_fixtures import JUDGES, NOTES, STRONG_RUN, Run, build_suite, failed, ok
+from helm_mtsamples_ext.report.cli import main
+from tests.report.suites import JUDGES, NOTES, STRONG_RUN, Run, build_suite, failed, ok
 
 TIMEOUT = "timed out: Request timed out."
 TOO_LONG = (

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from helm.common.general import parse_hocon
 
-from helm_mtsamples_ext.endpoints import SCRUBBED_LOGGERS, install_log_scrubber
+from helm_mtsamples_ext.judges.endpoints import SCRUBBED_LOGGERS, install_log_scrubber
 from helm_mtsamples_ext.masking import credential_keys, environment_keys, machine_keys, reachable_keys
-from helm_mtsamples_ext.report import main as report_main
-from tests.report_fixtures import STRONG_RUN, build_suite, ok
+from helm_mtsamples_ext.report.cli import main as report_main
+from tests.report.suites import STRONG_RUN, build_suite, ok
 
 CREDENTIALS = """
 openaiApiKey: "sk-openai-cred-1111"

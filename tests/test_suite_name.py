@@ -11,7 +11,7 @@ import pytest
 
 from helm_mtsamples_ext import schema as schema_module
 from helm_mtsamples_ext.suite_name import suite_problem
-from tests.report_fixtures import STRONG_RUN, build_suite
+from tests.report.suites import STRONG_RUN, build_suite
 
 REPO = Path(__file__).resolve().parents[1]
 REFUSED = ["../runs/v1", "/tmp/v1", "a/b", "a\\b", "..", "v1..old", ".", "", "  "]
@@ -36,7 +36,7 @@ def test_the_report_refuses_a_path_with_one_line_and_writes_nothing(tmp_path: Pa
     before = sorted(tmp_path.rglob("*"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
-        [sys.executable, "-m", "helm_mtsamples_ext.report", "--suite", "../runs/v1", "-o", str(tmp_path)],
+        [sys.executable, "-m", "helm_mtsamples_ext.report.cli", "--suite", "../runs/v1", "-o", str(tmp_path)],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 1 and done.stdout == ""

@@ -1,0 +1,272 @@
+"""One judge call, from the request to a verdict or a named failure; the annotator only fans out.
+
+Requests go through HELM's clients and cache (``wire.JudgeClients``; a re-run replays every answered
+call). What a turn (a prompt, or a repair turn) does, in order:
+- **HELM's cache first**, in every format the judge could have used (``structured.FormatMemory``), so a
+  re-run of a finished suite makes no call and needs no server, whatever format each endpoint ended with;
+- only then the server: its endpoint is checked once (``endpoints.check_endpoint``: an HTML page or no
+  server fails the run at once with one line) and asked how many calls it takes at once
+  (``capacity.probe_capacity``, which caps its gate), the judge's breaker and the endpoint's gate admit the call;
+- the retries of a turn (``attempts.TurnAttempts``): 429, 5xx and connection errors are retried until
+  ``max_wait`` (Retry-After honoured, else backoff with jitter), each wait one warning line; the same
+  server error three times for one prompt ends the call ("server error repeats"), and calls ending in
+  server errors open the breaker as timeouts do; a timeout is retried once; a 200 that is not a chat
+  completion, a reply over the size cap, and a prompt too long for the judge's context are failures no
+  retry fixes, and so is a reply without text (a refusal, a tool call, an empty reply: ``reply_shape.py``,
+  failed as "refused: <its first words>" and so on); 401/403 stops the whole run (``JudgeAccessError``): no
+  waiting fixes a wrong key, and one clear line beats a failure per note;
+- a reply that was cut off, unparseable or without a valid score gets a repair turn (the reply plus
+  "answer with only the JSON object"), not the same prompt again, which a deterministic server would
+  answer byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NoReturn
+
+from helm.clients.auto_client import AutoClient
+from helm.clients.client import Client
+from helm.clients.openai_client import OpenAIClient
+from helm.common.hierarchical_logger import hlog, hwarn
+from helm.common.request import Request
+
+from helm_mtsamples_ext.helm_compat import ensure_deployment
+from helm_mtsamples_ext.judges.attempts import CallSettings, JudgeAccessError, JudgeTarget, Turn, TurnAttempts
+from helm_mtsamples_ext.judges.capacity import Capacity, probe_capacity
+from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
+from helm_mtsamples_ext.judges.exchange import REPLY_CAP, JudgeClients, Sent, classify, clip
+from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
+from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, Verdict, parse_verdict
+from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+
+__all__ = ["CallOutcome", "CallSettings", "JudgeAccessError", "JudgeCaller", "JudgeTarget", "classify"]
+
+CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
+
+
+@dataclass
+class CallOutcome:
+    verdict: Verdict | None = None
+    failure: str | None = None
+    raw_reply: str | None = None
+    tokens: int | None = None
+    structured: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+
+
+def _plus(total: int | None, more: int | None) -> int | None:
+    """Token counts over a call's turns (None until a server reported any)."""
+    return more if total is None else total + (more or 0)
+
+
+@dataclass
+class _Shared:
+    """State shared by every call of a run: gates per endpoint, breakers and format memory per judge, and
+    the endpoint checks (one per endpoint, made before its first call the cache cannot answer)."""
+
+    gates: dict[str, EndpointGate] = field(default_factory=dict)
+    breakers: dict[str, Breaker] = field(default_factory=dict)
+    formats: dict[str, FormatMemory] = field(default_factory=dict)
+    checks: dict[str, str | None] = field(default_factory=dict)
+    replayed: set[str] = field(default_factory=set)  # endpoints a call was answered for from HELM's cache
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    check_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _supported_modes(client: Client | None) -> tuple[str, ...]:
+    if isinstance(client, JudgeEndpointClient):
+        return FALLBACK_ORDER
+    return ("json_schema", "off") if isinstance(client, OpenAIClient) else ("off",)
+
+
+class JudgeCaller:
+    """Makes judge calls for one annotator (one run); thread-safe."""
+
+    def __init__(
+        self,
+        auto_client: AutoClient,
+        settings: CallSettings,
+        scrub: Callable[[str], str],
+        check: Callable[[str, str | None], str | None] = check_endpoint,
+        capacity: Callable[[str, str | None], Capacity | None] = probe_capacity,
+    ) -> None:
+        self._auto_client = auto_client
+        self.settings = settings
+        self._scrub = scrub
+        self._check = check
+        self._capacity = capacity
+        self._endpoint_urls: set[str] = set()  # endpoints of judges served at a judge_base_url (preflight)
+        self._shared = _Shared()
+        self._clients = JudgeClients(auto_client, scrub)
+        self.fatal: JudgeAccessError | None = None
+        self._clock = time.monotonic
+
+    # ------------------------------------------------------------ set-up
+
+    def client(self, deployment: str) -> Client:
+        return self._clients.get(deployment)
+
+    def preflight(self, target: JudgeTarget) -> None:
+        """Find the judge's deployment and build its client now, so a missing deployment or key fails the run
+        before any call. Contacts no server: a run answered from HELM's cache needs none."""
+        if target.base_url is not None:
+            self._endpoint_urls.add(target.endpoint)
+        if not ensure_deployment(target.model_deployment):
+            raise JudgeAccessError(
+                f"judge {target.name!r}: HELM has no model deployment {target.model_deployment!r} "
+                "(check judges= or the jury config, or register the deployment in prod_env)"
+            )
+        try:
+            self.client(target.model_deployment)
+        except Exception as e:
+            raise JudgeAccessError(
+                f"judge {target.name!r} ({target.where}) cannot be used: {self._scrub(str(e)).strip()}. "
+                f"Set {target.key_hint}"
+            ) from None
+
+    def first_request(self, target: JudgeTarget, prompt: str) -> Request:
+        """The request a direct call's first turn sends now (the judge's current response_format): batch.py
+        submits exactly this, so a batch answer lands under the direct call's cache key."""
+        _, _, formats = self._state(target)
+        return Turn(prompt, None, self.settings.max_tokens, 0.0).request(target, formats.current)
+
+    def gates(self) -> dict[str, EndpointGate]:
+        """The endpoints' gates so far (for the progress bar: who is waiting, at what limit)."""
+        with self._shared.lock:
+            return dict(self._shared.gates)
+
+    def _endpoint_ready(self, target: JudgeTarget) -> None:
+        """Check the judge's endpoint once per run, before its first live call; a failed check stops the run."""
+        if target.base_url is None:
+            return
+        with self._shared.check_lock:  # concurrent first calls wait for the one check
+            if target.endpoint not in self._shared.checks:
+                key = self._auto_client.credentials.get(f"{target.endpoint}ApiKey")
+                problem = self._check(target.base_url, key)
+                self._shared.checks[target.endpoint] = None if problem is None else self._scrub(problem)
+                if problem is None:
+                    self._learn_capacity(target, key)
+            problem = self._shared.checks[target.endpoint]
+        if problem is not None:
+            self._stop_run(JudgeAccessError(f"judge {target.name!r}: {problem}"))
+
+    def _learn_capacity(self, target: JudgeTarget, key: str | None) -> None:
+        """Cap the endpoint's gate at what its server says it takes at once (one line when that lowers it)."""
+        found = self._capacity(target.base_url or "", key)
+        gate, _, _ = self._state(target)
+        if found is not None and gate.learned(found.slots, found.source):
+            hlog(f"{target.where}: {found.source}: at most {found.slots} judge call(s) at once")
+
+    def limit_of(self, endpoint: str) -> int:
+        """Calls the fan-out may start at ``endpoint`` now: its gate's limit; one while an endpoint judge's server
+        has not been asked its capacity yet (its first live call asks) and none was answered from HELM's cache, so
+        no call waits out its deadline behind a capacity of 1 and a re-run from the cache still fans out."""
+        shared = self._shared
+        with shared.lock:
+            gate = shared.gates.get(endpoint)
+            unasked = endpoint in self._endpoint_urls and endpoint not in shared.checks
+            if unasked and endpoint not in shared.replayed:
+                return 1
+        return gate.limit if gate is not None else self.settings.max_concurrency
+
+    def _stop_run(self, error: JudgeAccessError) -> NoReturn:
+        with self._shared.lock:
+            if self.fatal is None:
+                self.fatal = error
+        raise self.fatal
+
+    def _state(self, target: JudgeTarget) -> tuple[EndpointGate, Breaker, FormatMemory]:
+        s, settings = self._shared, self.settings
+        with s.lock:
+            if target.endpoint not in s.gates:
+                s.gates[target.endpoint] = EndpointGate(
+                    settings.max_concurrency, settings.rpm, name=target.where, notice=hwarn
+                )
+            gate = s.gates[target.endpoint]
+            breaker = s.breakers.setdefault(
+                target.model_deployment, Breaker(settings.breaker_threshold, settings.breaker_cooldown)
+            )
+            if target.model_deployment not in s.formats:
+                supported = _supported_modes(self._clients.get(target.model_deployment))
+                s.formats[target.model_deployment] = FormatMemory(modes_to_try(settings.structured, supported))
+            return gate, breaker, s.formats[target.model_deployment]
+
+    # ------------------------------------------------------------ one call
+
+    def call(self, target: JudgeTarget, prompt: str, untrusted: Sequence[str] = ()) -> CallOutcome:
+        """The judge's verdict, or why there is none. Raises JudgeAccessError when the run must stop.
+
+        ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
+        turn = Turn(prompt, None, self.settings.max_tokens, self._clock() + self.settings.max_wait)
+        outcome = CallOutcome()
+        tokens: list[int] = []
+        previous: str | None = None
+        for _ in range(1 + self.settings.repair_turns):
+            sent, mode = self._send(target, turn)
+            if sent.tokens is not None:
+                tokens.append(sent.tokens)
+            outcome.tokens = sum(tokens) if tokens else None
+            outcome.tokens_in = _plus(outcome.tokens_in, sent.tokens_in)
+            outcome.tokens_out = _plus(outcome.tokens_out, sent.tokens_out)
+            if sent.kind != "ok":
+                outcome.failure = self._scrub(sent.error)
+                outcome.raw_reply = clip(self._scrub(sent.text)) if sent.text else outcome.raw_reply
+                return outcome
+            outcome.raw_reply, outcome.structured = clip(sent.text), mode
+            max_tokens = turn.max_tokens
+            if sent.finish in CUT_OFF:
+                outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
+                if CUT_OFF[sent.finish] == "content filter":
+                    return outcome
+                max_tokens *= 2
+            else:
+                verdict = parse_verdict(sent.text, untrusted)
+                outcome.verdict = verdict
+                if verdict is not None and verdict.has_valid_dimension:
+                    outcome.failure = None
+                    return outcome
+                outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
+            if sent.text == previous:  # the same bad reply again: more turns would get it again
+                return outcome
+            previous = sent.text
+            messages = [
+                {"role": "user", "content": prompt},
+                {"role": "assistant", "content": sent.text[:REPLY_CAP]},
+                {"role": "user", "content": REPAIR_INSTRUCTION},
+            ]
+            turn = Turn(prompt, messages, max_tokens, turn.deadline)
+        return outcome
+
+    def _send(self, target: JudgeTarget, turn: Turn) -> tuple[Sent, str | None]:
+        """One turn: from HELM's cache if it holds it in any format, else live; (what came back, format used)."""
+        gate, breaker, formats = self._state(target)
+        replayed = self._replay(target, turn, formats)
+        if replayed is not None:
+            with self._shared.lock:
+                self._shared.replayed.add(target.endpoint)
+            return replayed
+        self._endpoint_ready(target)
+        deployment = target.model_deployment
+        attempts = TurnAttempts(
+            target, turn, gate, breaker, formats, self.settings,
+            exchange=lambda request: self._clients.exchange(deployment, request),
+            stop_run=self._stop_run,
+            stopped=lambda: self.fatal,
+            scrub=self._scrub,
+            clock=self._clock,
+        )  # fmt: skip
+        with formats.first_live_call():
+            return attempts.run()
+
+    def _replay(self, target: JudgeTarget, turn: Turn, formats: FormatMemory) -> tuple[Sent, str] | None:
+        """The turn's reply from HELM's cache alone, trying the format in use first, then the others."""
+        modes = dict.fromkeys((formats.current, *formats.modes))
+        replayed = self._clients.replay(target.model_deployment, ((m, turn.request(target, m)) for m in modes))
+        if replayed is not None:
+            formats.worked(replayed[1])
+        return replayed

@@ -1,0 +1,79 @@
+"""How many calls at once a judge endpoint takes, asked where the server says it.
+
+Why: a server that takes fewer calls than we send queues the rest, and a queued call times out while the
+server is alive and busy. llama-cpp-python's server (``python -m llama_cpp.server``, the PyPI wheel's only
+server) takes one request at a time; sending it 16 lost 7 of 10 notes of the key-free quickstart to
+``judge_timeout`` (issue 22). Two servers say what they take:
+- llama.cpp's ``llama-server``: ``GET /props`` answers ``total_slots`` (its ``--parallel``);
+- llama-cpp-python's server: no ``/props``, and its ``GET /v1/models`` lists each model with
+  ``owned_by: "me"`` and ``permissions: []``, which no other server we know writes; it serves one at a time.
+Any other server keeps the configured ``judge_max_concurrency`` and the gate adapts (``throttle.py``).
+
+Asked once per endpoint, with the endpoint check, before its first live call; a run answered from HELM's
+cache asks nothing. No answer, a refusal or anything unexpected means "unknown", never a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from helm_mtsamples_ext.judges.endpoints import bearer_headers, normalise_base_url
+
+PROBE_TIMEOUT = 10.0
+LLAMA_CPP_PYTHON = "llama-cpp-python's server serves one request at a time"
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Calls the endpoint takes at once, and who said so (for the log line and the progress bar)."""
+
+    slots: int
+    source: str
+
+
+def server_root(base_url: str) -> str:
+    """The server's root for its own routes (``/props``): the API root without its ``/v1``."""
+    url = normalise_base_url(base_url)
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def from_props(props: Any) -> Capacity | None:
+    """llama.cpp's ``/props``: ``total_slots`` when it is a positive integer."""
+    slots = props.get("total_slots") if isinstance(props, Mapping) else None
+    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
+        return Capacity(slots, f"llama.cpp's /props says total_slots={slots}")
+    return None
+
+
+def from_models(models: Any) -> Capacity | None:
+    """llama-cpp-python's ``/v1/models``: every model ``owned_by`` "me" with empty ``permissions``."""
+    data = models.get("data") if isinstance(models, Mapping) else None
+    if not isinstance(data, list) or not data:
+        return None
+    if all(isinstance(m, Mapping) and m.get("owned_by") == "me" and m.get("permissions") == [] for m in data):
+        return Capacity(1, LLAMA_CPP_PYTHON)
+    return None
+
+
+def _get_json(url: str, headers: dict[str, str], timeout: float) -> Any:
+    try:
+        response = requests.get(url, headers=headers, timeout=timeout)
+        if response.status_code != 200 or len(response.content) > 1_000_000:
+            return None
+        return response.json()
+    except (requests.RequestException, json.JSONDecodeError, ValueError):
+        return None
+
+
+def probe_capacity(base_url: str, key: str | None, timeout: float = PROBE_TIMEOUT) -> Capacity | None:
+    """The endpoint's capacity if its server says it (``/props``, then the ``/v1/models`` signature), else None."""
+    headers = bearer_headers(key)
+    found = from_props(_get_json(f"{server_root(base_url)}/props", headers, timeout))
+    if found is None:
+        found = from_models(_get_json(f"{normalise_base_url(base_url)}/models", headers, timeout))
+    return found

@@ -1,0 +1,133 @@
+"""Pure statistics of agreement between two raters of the same answers (a judge and the clinicians, or two clinicians).
+
+MedHELM justified its LLM jury by agreement with clinicians (jury-clinician ICC 0.47 against clinician-clinician
+0.43), computed by hand-written scripts; these are the same statistics as functions of two score vectors, so the
+report can put every judge beside the clinicians' own agreement. No I/O and no pandas: arrays in, numbers out.
+
+- Spearman's rho (scipy) and Kendall's tau (scipy) rank; a constant vector has no rank order, so they are NaN.
+- Quadratic-weighted kappa on the fixed 1-5 scale: scikit-learn's `cohen_kappa_score` (crfm-helm requires
+  scikit-learn, so it costs no new install).
+- ICC(3,1) (two-way mixed, consistency, single rater; Shrout & Fleiss 1979): the statistic MedHELM reports. No
+  maintained package we already depend on has it (pingouin would bring its own stack), so it is computed here from
+  the two-way ANOVA mean squares.
+Confidence intervals are percentile bootstraps over answers (the same resampled answers feed both vectors), seeded
+by the report's --seed; the bias's is report_stats.mean_ci, as for the reward.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats
+from sklearn.metrics import cohen_kappa_score
+
+from helm_mtsamples_ext.report.stats import BootstrapSettings, mean_ci
+from helm_mtsamples_ext.scoring import MAX_SCORE, MIN_SCORE
+
+
+def _quiet(statistic: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[np.ndarray, np.ndarray], float]:
+    """scipy warns on constant input and returns NaN; NaN is the answer we want, the warning is noise."""
+
+    def wrapped(x: np.ndarray, y: np.ndarray) -> float:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return statistic(np.asarray(x, dtype=float), np.asarray(y, dtype=float))
+
+    return wrapped
+
+
+@_quiet
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rank correlation; NaN below two answers or when either side is constant."""
+    if x.size < 2:
+        return np.nan
+    return float(stats.spearmanr(x, y).statistic)
+
+
+@_quiet
+def kendall(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's tau-b between two rankings (of models); NaN below two items or when either side is constant."""
+    if x.size < 2:
+        return np.nan
+    return float(stats.kendalltau(x, y).statistic)
+
+
+@_quiet
+def quadratic_kappa(x: np.ndarray, y: np.ndarray) -> float:
+    """Cohen's kappa with quadratic weights on the 1-5 scale (scikit-learn's): 1 - sum(W*observed) / sum(W*chance).
+
+    W = (i - j)^2 / (K - 1)^2, so a 5 against a 4 costs 1/16 of a 5 against a 1. NaN when chance disagreement is
+    0 (both sides gave one and the same score throughout): kappa is 0/0 there.
+    """
+    if x.size == 0:
+        return np.nan
+    labels = list(range(MIN_SCORE, MAX_SCORE + 1))
+    value = cohen_kappa_score(x.astype(int), y.astype(int), labels=labels, weights="quadratic")
+    return float(value) if np.isfinite(value) else np.nan
+
+
+def icc_3_1(x: np.ndarray, y: np.ndarray) -> float:
+    """ICC(3,1) of two raters over the same answers: (MSR - MSE) / (MSR + (k - 1) MSE) with k = 2.
+
+    Consistency, not absolute agreement: a judge that is uniformly 0.1 stricter than the clinicians still has ICC 1
+    (the bias column measures that offset). NaN below two answers or when nothing varies.
+    """
+    data = np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)])
+    n, k = data.shape
+    if n < 2:
+        return np.nan
+    grand = data.mean()
+    ss_rows = k * float(((data.mean(axis=1) - grand) ** 2).sum())
+    ss_cols = n * float(((data.mean(axis=0) - grand) ** 2).sum())
+    ss_error = float(((data - grand) ** 2).sum()) - ss_rows - ss_cols
+    ms_rows = ss_rows / (n - 1)
+    ms_error = ss_error / ((n - 1) * (k - 1))
+    denominator = ms_rows + (k - 1) * ms_error
+    return np.nan if denominator <= 1e-12 else (ms_rows - ms_error) / denominator
+
+
+UNDEFINED_SHARE = 0.1
+"""Most resamples that may have an undefined statistic before the interval is called undefined too."""
+
+
+def with_ci(
+    statistic: Callable[[np.ndarray, np.ndarray], float], x: np.ndarray, y: np.ndarray, settings: BootstrapSettings
+) -> tuple[float, float, float]:
+    """(value, CI low, CI high): the statistic and its percentile bootstrap interval, resampling answers (pairs).
+
+    A rank statistic is undefined on a resample whose answers all tie; scipy's bootstrap would then return no
+    interval at all. Those resamples are left out, and the interval is NaN only when they pass UNDEFINED_SHARE
+    (too few distinct answers to say anything) or below two answers.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    value = statistic(x, y)
+    if np.isnan(value) or x.size < 2:
+        return (value, np.nan, np.nan)
+    picks = np.random.default_rng(settings.seed).integers(0, x.size, size=(settings.n_resamples, x.size))
+    values = np.array([statistic(x[pick], y[pick]) for pick in picks])
+    defined = values[~np.isnan(values)]
+    if defined.size < (1 - UNDEFINED_SHARE) * values.size:
+        return (value, np.nan, np.nan)
+    tail = (1 - settings.confidence) / 2 * 100
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return (value, float(low), float(high))
+
+
+def bias(x: np.ndarray, y: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, float]:
+    """Mean of x - y with its bootstrap interval: how much more generous x is than y, on the reward's 0-1 scale."""
+    diffs = np.asarray(x, dtype=float) - np.asarray(y, dtype=float)
+    if diffs.size == 0:
+        return (np.nan, np.nan, np.nan)
+    low, high = mean_ci(diffs, settings)
+    return (float(diffs.mean()), low, high)
+
+
+def round_half_up(values: np.ndarray) -> np.ndarray:
+    """Mean scores to the nearest integer, halves up (3.5 -> 4), as a rater would read "3 or 4" generously.
+
+    numpy's round sends halves to the even neighbour (2.5 -> 2, 3.5 -> 4), which would make the rule depend on
+    the score's parity.
+    """
+    return np.floor(np.asarray(values, dtype=float) + 0.5)

@@ -1,0 +1,183 @@
+"""The judge audit: can each judge of a panel tell a right plan from a wrong one?
+
+Control runs answer every note with fixed text built from the note itself (model `mtsamples-control/<kind>`):
+`reference` is the clinician's own section (the ceiling), `shuffled` another note's section (the floor),
+`truncated` the first third of the reference, `padded` the reference plus generic filler. A fair judge scores
+reference well above shuffled, truncated below reference, and padded no higher than reference. Each comparison
+is made on the same notes, paired by instance id, per judge and for the panel's reward, and bootstrapped over
+notes with the report's own settings (`report_stats`), so its uncertainty reads like the leaderboard's.
+
+Pure pandas/numpy on the report's per-judge instance table; no I/O. The verdict thresholds are module constants,
+documented in the README ("Judge audit").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
+from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
+
+REFERENCE, SHUFFLED, TRUNCATED, PADDED = CONTROL_KINDS
+PANEL = "(panel)"
+"""The judge column of the row auditing the panel's note reward (the mean over its judges)."""
+AUDIT_KEYS = ["panel", "extraction"]
+"""Controls are paired within one panel and one instance set (an id means another note in the other mode)."""
+
+# The verdict's thresholds, all of them (the README's "Judge audit" table lists the same):
+AUROC_BLIND = 0.6
+"""Below this AUROC a judge cannot tell the clinician's plan from another patient's (0.5 is a coin toss)."""
+AUROC_STRONG = 0.8
+"""From this AUROC on, a judge discriminates; in between it does so only weakly."""
+DELTA_MARGIN = 0.05
+"""A delta (reward, 0-1) whose 95% interval holds 0 shows no effect only when the interval also lies within
+±DELTA_MARGIN; a wider one that holds 0 is "too few notes to tell": it merely failed to find an effect."""
+
+COLUMNS = [
+    *AUDIT_KEYS, "judge", *(f"reward_{kind}" for kind in CONTROL_KINDS),
+    "n_discrimination", "auroc", "auroc_ci_low", "auroc_ci_high", "paired_win_rate",
+    "n_padded", "verbosity_bias", "verbosity_ci_low", "verbosity_ci_high",
+    "n_truncated", "completeness_sensitivity", "completeness_ci_low", "completeness_ci_high", "verdict",
+]  # fmt: skip
+
+
+def control_kind(model: str) -> str:
+    """`reference` for `mtsamples-control/reference` (also with the report's ` [run args]` suffix), else ""."""
+    organization, _, rest = model.partition("/")
+    kind = rest.split(" [", 1)[0]
+    return kind if organization == CONTROL_ORGANIZATION and kind in CONTROL_KINDS else ""
+
+
+def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """P(a random reference reward > a random shuffled one), ties counted half: Mann-Whitney U / (n1 n2)."""
+    if positive.size == 0 or negative.size == 0:
+        return np.nan
+    above = positive[:, None] > negative[None, :]
+    tied = positive[:, None] == negative[None, :]
+    return float(np.mean(above + 0.5 * tied))
+
+
+def paired_win_rate(positive: np.ndarray, negative: np.ndarray) -> float:
+    """Share of notes whose reference beat the same note's shuffled answer, ties counted half."""
+    return float(np.mean((positive > negative) + 0.5 * (positive == negative))) if positive.size else np.nan
+
+
+def control_rewards(instances: pd.DataFrame) -> pd.DataFrame:
+    """Rewards of the control runs, long: one row per (panel, extraction, judge, control, note id).
+
+    Per judge its own reward (a failed judge has none, so that note drops out of its comparisons), plus one
+    `PANEL` row per note with the panel's note reward.
+    """
+    kinds = instances["model"].map(control_kind)
+    rows = instances.loc[kinds != ""].assign(control=kinds[kinds != ""])
+    keys = [*AUDIT_KEYS, "control", "note_id"]
+    judges = rows[[*keys, "judge", "judge_reward"]].rename(columns={"judge_reward": "reward"})
+    panel = rows.groupby(keys, as_index=False, sort=False)["note_reward"].first()
+    panel = panel.rename(columns={"note_reward": "reward"}).assign(judge=PANEL)
+    rewards = pd.concat([panel, judges], ignore_index=True).dropna(subset=["reward"])
+    # Rewards are means of score/5: equal on paper, (0.8 + 0.4) / 2 and 0.6 differ in the last bit. Rounded, they
+    # tie in the AUROC and their difference is exactly 0, so float noise never decides a verdict.
+    return rewards.assign(reward=rewards["reward"].round(9))
+
+
+def _paired(wide: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Reference and `kind` rewards on the notes both have."""
+    if REFERENCE not in wide or kind not in wide:
+        return (np.array([]), np.array([]))
+    both = wide[[REFERENCE, kind]].dropna()
+    return (both[REFERENCE].to_numpy(dtype=float), both[kind].to_numpy(dtype=float))
+
+
+def _audit_one(wide: pd.DataFrame, settings: BootstrapSettings) -> dict[str, float]:
+    """The audit numbers of one judge (or the panel) from its note id x control reward table."""
+    result: dict[str, float] = {f"reward_{kind}": wide[kind].mean() for kind in CONTROL_KINDS if kind in wide}
+    ref, shuffled = _paired(wide, SHUFFLED)
+    low, high = paired_ci((ref, shuffled), auroc, settings)
+    result.update(
+        n_discrimination=ref.size, auroc=auroc(ref, shuffled), auroc_ci_low=low, auroc_ci_high=high,
+        paired_win_rate=paired_win_rate(ref, shuffled),
+    )  # fmt: skip
+    for kind, name in ((PADDED, "verbosity"), (TRUNCATED, "completeness")):
+        ref, other = _paired(wide, kind)
+        mean, low, high, _ = paired_difference(other - ref, settings)
+        label = "verbosity_bias" if kind == PADDED else "completeness_sensitivity"
+        result.update({f"n_{kind}": ref.size, label: mean, f"{name}_ci_low": low, f"{name}_ci_high": high})
+    return result
+
+
+def judge_audit(instances: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """One row per (panel, extraction, judge) that has control runs, the panel's own row first; empty if none."""
+    rewards = control_rewards(instances)
+    judge_order = {name: k for k, name in enumerate([PANEL, *dict.fromkeys(instances["judge"])])}
+    rows = []
+    for (panel, extraction, judge), group in rewards.groupby([*AUDIT_KEYS, "judge"], sort=False):
+        wide = group.pivot_table(index="note_id", columns="control", values="reward", aggfunc="mean")
+        row = {"panel": panel, "extraction": extraction, "judge": judge, **_audit_one(wide, settings)}
+        rows.append({**row, "verdict": verdict(row)})
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    order = table["judge"].map(judge_order)
+    return table.assign(_order=order).sort_values([*AUDIT_KEYS, "_order"]).drop(columns="_order").reset_index(drop=True)
+
+
+def delta_text(value: float, low: float, high: float, signed: bool = True) -> str:
+    """`+0.27 [+0.20, +0.33]`: a number with its 95% interval (left out when there is none)."""
+    if pd.isna(value):
+        return "n/a"
+    spec = "+.2f" if signed else ".2f"
+    ci = "" if pd.isna(low) or pd.isna(high) else f" [{low:{spec}}, {high:{spec}}]"
+    return f"{value:{spec}}{ci}"
+
+
+def _floats(row: Mapping[str, object], *keys: str) -> list[float]:
+    return [float(row[key]) for key in keys]  # type: ignore[arg-type]
+
+
+_DELTA_VERDICTS = (
+    # delta column, CI column prefix, control it needs, topic, sentence when the 95% CI is above 0 / below 0 /
+    # holds 0 within ±DELTA_MARGIN (wider: "too few notes to tell")
+    ("verbosity_bias", "verbosity", PADDED, "padding",
+     ("rewards padding", "penalises padding", "not swayed by padding")),
+    (
+        "completeness_sensitivity",
+        "completeness",
+        TRUNCATED,
+        "missing content",
+        ("does not notice missing content", "notices missing content", "does not notice missing content"),
+    ),
+)  # fmt: skip
+
+
+def verdict(row: Mapping[str, object]) -> str:
+    """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas.
+
+    A delta's words match its evidence: an interval above or below 0 shows an effect; one holding 0 shows none
+    only when it lies within ±DELTA_MARGIN. A wider interval holding 0, or none at all (one note), decides
+    nothing: "not swayed" or "does not notice" would be a finding the notes do not support.
+    """
+    parts = []
+    (value,) = _floats(row, "auroc")
+    if np.isnan(value):
+        parts.append("discrimination not measured (needs reference and shuffled runs)")
+    elif value < AUROC_BLIND:
+        parts.append(f"cannot tell the clinician's plan from another patient's: AUROC {value:.2f}")
+    elif value < AUROC_STRONG:
+        parts.append(f"tells the clinician's plan from another patient's only weakly: AUROC {value:.2f}")
+    else:
+        parts.append(f"tells the clinician's plan from another patient's: AUROC {value:.2f}")
+    for column, check, control, topic, (above, below, across) in _DELTA_VERDICTS:
+        value, low, high = _floats(row, column, f"{check}_ci_low", f"{check}_ci_high")
+        if np.isnan(value):
+            parts.append(f"{check} not measured (needs reference and {control} runs)")
+        elif np.isnan(low) or np.isnan(high):
+            parts.append(f"{topic}: too few notes to tell ({delta_text(value, low, high)})")
+        elif low > 0 or high < 0 or (low >= -DELTA_MARGIN and high <= DELTA_MARGIN):
+            label = above if low > 0 else below if high < 0 else across
+            parts.append(f"{label}: {delta_text(value, low, high)}")
+        else:
+            parts.append(
+                f"{topic}: too few notes to tell ({delta_text(value, low, high)}, wider than ±{DELTA_MARGIN:g})"
+            )
+    return "; ".join(parts)

@@ -1,0 +1,159 @@
+"""Every judge measured against the clinicians: judge_human_agreement.csv, the human leaderboard, report.md's section.
+
+Per panel, one row per judge and one for the panel's reward, over the answers both the judge and at least one
+clinician scored, against the **mean human reward** of the answer (the mean over raters of each rater's mean
+score/5); and one `(clinicians)` row, the human ceiling, over the answers two or more clinicians rated: the
+alphabetically first rater of each answer against the mean of the others, and Krippendorff's alpha (ordinal)
+across all raters. A judge whose ICC interval overlaps the clinicians' agrees with them "about as well as they
+agree with each other", the claim MedHELM makes for its jury (ICC 0.47 against 0.43). Pure pandas; the
+statistics are agreement.py's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from helm_mtsamples_ext.report.agreement import bias, icc_3_1, kendall, quadratic_kappa, round_half_up, spearman, with_ci
+from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
+from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha, ratings_matrix
+
+PANEL_ROW = "(panel)"
+CLINICIANS_ROW = "(clinicians)"
+STATS = ["spearman", "spearman_ci_low", "spearman_ci_high", "bias", "bias_ci_low", "bias_ci_high"]
+STATS += [*(f"kappa_{d}" for d in DIMENSIONS), "icc", "icc_ci_low", "icc_ci_high"]
+COLUMNS = ["panel", "judge", "n", *STATS, *(f"alpha_{d}" for d in DIMENSIONS), "n_raters", "verdict"]
+HUMAN_COLUMNS = ["human_reward", "human_reward_ci_low", "human_reward_ci_high", "n_human"]
+
+
+def human_answers(ratings: pd.DataFrame) -> pd.DataFrame:
+    """One row per rated answer: mean human reward, mean human score per dimension, number of raters."""
+    return ratings.groupby(["run", "instance_id"], as_index=False).agg(
+        human_reward=("human_reward", "mean"), n_raters=("rater", "nunique"), **{d: (d, "mean") for d in DIMENSIONS}
+    )
+
+
+def compare(
+    x: np.ndarray, y: np.ndarray, scores_x: pd.DataFrame, scores_y: pd.DataFrame, settings: BootstrapSettings
+) -> dict[str, object]:
+    """The statistics of rater x against rater y over the same answers (rewards 0-1; scores 1-5 per dimension)."""
+    rho = with_ci(spearman, x, y, settings)
+    icc = with_ci(icc_3_1, x, y, settings)
+    kappas = []
+    for dim in DIMENSIONS:
+        both = scores_x[dim].notna().to_numpy() & scores_y[dim].notna().to_numpy()
+        pair = (round_half_up(scores_x[dim].to_numpy(dtype=float)[both]), round_half_up(scores_y[dim].to_numpy()[both]))
+        kappas.append(quadratic_kappa(*pair))
+    return {"n": int(x.size), **dict(zip(STATS, [*rho, *bias(x, y, settings), *kappas, *icc], strict=True))}
+
+
+def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: BootstrapSettings) -> list[dict[str, object]]:
+    joined = instances.merge(humans, left_on=["run", "note_id"], right_on=["run", "instance_id"], suffixes=("", "_h"))
+    joined = joined[joined["judge_reward"].notna()]
+    human_scores = joined[[f"{d}_h" for d in DIMENSIONS]].set_axis(list(DIMENSIONS), axis=1)
+    rows = []
+    for judge in dict.fromkeys(instances["judge"]):
+        mine = (joined["judge"] == judge).to_numpy()
+        x, y = joined["judge_reward"].to_numpy(dtype=float)[mine], joined["human_reward"].to_numpy(dtype=float)[mine]
+        rows.append({"judge": judge, **compare(x, y, joined[mine], human_scores[mine], settings)})
+    notes = joined.groupby(["run", "note_id"], sort=True).agg(
+        note_reward=("note_reward", "first"), human_reward=("human_reward", "first"),
+        **{d: (d, "mean") for d in DIMENSIONS}, **{f"{d}_h": (f"{d}_h", "first") for d in DIMENSIONS},
+    )  # fmt: skip
+    notes = notes[notes["note_reward"].notna()]
+    panel_scores = notes[[f"{d}_h" for d in DIMENSIONS]].set_axis(list(DIMENSIONS), axis=1)
+    x, y = notes["note_reward"].to_numpy(dtype=float), notes["human_reward"].to_numpy(dtype=float)
+    rows.append({"judge": PANEL_ROW, **compare(x, y, notes, panel_scores, settings)})
+    return rows
+
+
+def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
+    """The human ceiling over answers with two or more raters: first rater (by name) vs the mean of the others."""
+    shared = ratings[ratings.groupby(["run", "instance_id"])["rater"].transform("nunique") >= 2]
+    ordered = shared.sort_values(["run", "instance_id", "rater"])
+    first_rows = ordered.groupby(["run", "instance_id"], sort=True).head(1)
+    first = first_rows.set_index(["run", "instance_id"]).sort_index()
+    rest = ordered.drop(first_rows.index)
+    others = rest.groupby(["run", "instance_id"], sort=True).agg(
+        human_reward=("human_reward", "mean"), **{d: (d, "mean") for d in DIMENSIONS}
+    )
+    row: dict[str, object] = {"judge": CLINICIANS_ROW}
+    row.update(compare(first["human_reward"].to_numpy(dtype=float), others["human_reward"].to_numpy(dtype=float),
+                       first, others, settings))  # fmt: skip
+    row["bias"] = row["bias_ci_low"] = row["bias_ci_high"] = np.nan  # which rater is "first" is arbitrary
+    for dim in DIMENSIONS:
+        value = ordinal_alpha(ratings_matrix(zip(shared["rater"], shared["run"] + "/" + shared["instance_id"],
+                                                 shared[dim], strict=True))[1]).value  # fmt: skip
+        row[f"alpha_{dim}"] = np.nan if value is None else value
+    row["n_raters"] = shared["rater"].nunique()
+    return row
+
+
+def verdict(icc: float, low: float, high: float, ceiling: pd.Series) -> str:
+    """Where the judge's ICC with the clinicians falls against the clinicians' ICC with each other."""
+    if pd.isna(icc):
+        return "too few answers to tell"
+    stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
+    if pd.isna(ceiling["icc"]):
+        return f"{stated}; no answer was rated by two clinicians, so there is no human ceiling to compare with"
+    ceiling_text = f"clinicians' {ceiling['icc']:.2f}" + (
+        "" if pd.isna(ceiling["icc_ci_low"]) else f" [{ceiling['icc_ci_low']:.2f}, {ceiling['icc_ci_high']:.2f}]"
+    )
+    if pd.isna(low) or pd.isna(ceiling["icc_ci_low"]):
+        return f"{stated} vs {ceiling_text}; too few answers for intervals, so no telling whether that differs"
+    if high < ceiling["icc_ci_low"]:
+        return f"agrees with clinicians less than clinicians agree with each other: {stated} vs {ceiling_text}"
+    if low > ceiling["icc_ci_high"]:
+        return f"agrees with clinicians more than clinicians agree with each other: {stated} vs {ceiling_text}"
+    return f"agrees with clinicians about as well as clinicians agree with each other: {stated} vs {ceiling_text}"
+
+
+def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """judge_human_agreement.csv: per panel, its judges, its reward and the clinicians' ceiling."""
+    humans = human_answers(ratings)
+    rows = []
+    for panel, rows_of_panel in instances.groupby("panel", sort=True):
+        runs = set(rows_of_panel["run"])
+        mine = ratings[ratings["run"].isin(runs)]
+        if mine.empty:
+            continue
+        ceiling = pd.Series(_clinicians_row(mine, settings))
+        for row in _judge_rows(rows_of_panel, humans[humans["run"].isin(runs)], settings):
+            icc, low, high = (float(row[key]) for key in ("icc", "icc_ci_low", "icc_ci_high"))  # type: ignore[arg-type]
+            row.update(panel=panel, verdict=verdict(icc, low, high, ceiling))
+            rows.append(row)
+        rows.append({**ceiling.to_dict(), "panel": panel, "verdict": ""})
+    return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def human_leaderboard(board: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """leaderboard.csv plus the mean human reward per model (answers' mean over raters), its CI and n."""
+    humans = human_answers(ratings).merge(board[["run", *KEYS]], on="run")
+    stats = humans.groupby(KEYS)["human_reward"].apply(lambda s: (s.mean(), *mean_ci(s.to_numpy(), settings), s.size))
+    extra = pd.DataFrame(stats.tolist(), index=stats.index, columns=HUMAN_COLUMNS).reset_index() if len(stats) else (
+        pd.DataFrame(columns=[*KEYS, *HUMAN_COLUMNS]))  # fmt: skip
+    merged = board.merge(extra, on=KEYS, how="left")
+    merged["n_human"] = merged["n_human"].fillna(0).astype(int)
+    return merged
+
+
+def ranking_agreement(board: pd.DataFrame) -> pd.DataFrame:
+    """Per panel, Kendall's tau between the panel's ranking of models and the clinicians' (models rated by both)."""
+    rows = []
+    for panel, models in board.groupby("panel", sort=True):
+        both = models.dropna(subset=["reward", "human_reward"])
+        tau = kendall(both["reward"].to_numpy(dtype=float), both["human_reward"].to_numpy(dtype=float))
+        rows.append({"panel": panel, "n_models": len(both), "kendall_tau": tau})
+    return pd.DataFrame(rows, columns=["panel", "n_models", "kendall_tau"])
+
+
+def human_tables(
+    instances: pd.DataFrame, board: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings
+) -> dict[str, pd.DataFrame]:
+    """What ratings add to the report: the leaderboard with human rewards, the agreement and ranking tables."""
+    human_board = human_leaderboard(board, ratings, settings)
+    return {
+        "leaderboard": human_board,
+        "judge_human_agreement": agreement_table(instances, ratings, settings),
+        "ranking_agreement": ranking_agreement(human_board),
+    }

@@ -1,0 +1,133 @@
+"""The key-free first result (README, "A first result with no key"; its conf,
+run_specs/mtsamples_procedures_local_quickstart.conf): HELM's offline simple/model1 and the four controls, judged
+by a local server named in one variable, MTSAMPLES_JUDGE.
+
+The end-to-end test runs the README's own commands, read from the README, against the loopback judge.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from helm.benchmark.presentation.run_entry import read_run_entries
+
+from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
+from tests.e2e.test_pipeline import BIN, P, user_env
+from tests.servers.judge import JudgeServer
+from tests.servers.mirror import NoteMirror
+from tests.synthetic_notes import SyntheticNotes
+
+REPO = Path(__file__).resolve().parents[2]
+CONF = REPO / "run_specs" / "mtsamples_procedures_local_quickstart.conf"
+MODELS = [
+    "simple/model1",
+    "mtsamples-control/reference",
+    "mtsamples-control/shuffled",
+    "mtsamples-control/truncated",
+    "mtsamples-control/padded",
+]
+
+
+def readme_section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("## A first result with no key")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def readme_blocks() -> tuple[str, str]:
+    """(the line exporting MTSAMPLES_JUDGE, the run/summarize/report commands), as the README gives them."""
+    blocks = re.findall(r"```bash\n(.*?)```", readme_section(), re.S)
+    (export,) = [b for b in blocks if "export MTSAMPLES_JUDGE=" in b]
+    (commands,) = [b for b in blocks if "helm-run " in b]
+    return export.strip(), commands.strip()
+
+
+def exported_judge() -> str:
+    export, _ = readme_blocks()
+    (value,) = re.findall(r"^export MTSAMPLES_JUDGE=(.*)$", export, re.M)
+    (judge,) = shlex.split(value)
+    return judge
+
+
+def descriptions(monkeypatch: pytest.MonkeyPatch, judge: str | None) -> list[str]:
+    if judge is None:
+        monkeypatch.delenv("MTSAMPLES_JUDGE", raising=False)
+    else:
+        monkeypatch.setenv("MTSAMPLES_JUDGE", judge)
+    return [entry.description for entry in read_run_entries([str(CONF)]).entries]
+
+
+def test_the_conf_fills_the_one_variable_into_each_run_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read as HELM reads conf files (HOCON): the four controls and simple/model1, each with the README's judge."""
+    judge = exported_judge()
+    assert judge == "judges=qwen2.5-7b-instruct,judge_base_url=http://127.0.0.1:8081/v1"
+    assert descriptions(monkeypatch, judge) == [f"{P}:model={m},max_unjudged=1,{judge}" for m in MODELS]
+
+
+def test_without_the_variable_building_the_run_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    (first, *_) = descriptions(monkeypatch, None)
+    args = dict(part.split("=", 1) for part in first.split(":", 1)[1].split(","))
+    with pytest.raises(ValueError, match=r"^MTSAMPLES_JUDGE is not set: export MTSAMPLES_JUDGE='judges=") as raised:
+        get_mtsamples_procedures_spec(**{k: v for k, v in args.items() if k != "model"})
+    assert "\n" not in str(raised.value)
+
+
+def test_the_readme_keeps_local_judges_off_helm_servers_port() -> None:
+    """helm-server (like vLLM) listens on 8000: a judge there would collide with the leaderboard."""
+    section = readme_section()
+    urls = re.findall(r"http://127\.0\.0\.1:(\d+)/v1", section)
+    assert urls and "8000" not in urls
+    for server in ("llama.cpp", "vLLM", "Ollama"):
+        assert f"| {server} |" in section, f"no served-model-name explanation for {server}"
+    assert "MTSAMPLES_PROCEDURES_BASE_URL" in section
+
+
+@pytest.fixture(scope="module")
+def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
+    with synthetic_notes.mirror() as m:
+        yield m
+
+
+@pytest.mark.e2e
+def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, tmp_path: Path) -> None:
+    """The README's commands, run by bash from a checkout (its run_specs/), with MTSAMPLES_JUDGE as the README
+    exports it but pointing at the loopback judge, which serves the README's model name and reads each answer.
+    No OpenAI key anywhere in the environment."""
+    judge_arg = exported_judge()
+    served = judge_arg.split(",")[0].removeprefix("judges=")
+    _, commands = readme_blocks()
+    shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
+    with JudgeServer({served: "steady"}, max_lifetime=900) as judge:
+        env = user_env(
+            **mirror.env,
+            MTSAMPLES_JUDGE=judge_arg.replace("http://127.0.0.1:8081/v1", judge.base_url),
+            PATH=f"{BIN}:{user_env().get('PATH', '')}",
+        )
+        proc = subprocess.run(
+            ["bash", "-e", "-c", commands],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        calls = judge.count(served)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    assert calls == 5 * 10, "each of the five runs judged its ten notes once"
+    runs = sorted(
+        p.name for p in (tmp_path / "benchmark_output" / "runs" / "quickstart").iterdir() if p.name.startswith(P)
+    )
+    assert len(runs) == 5 and all(f"judges={served}" in name for name in runs)
+    board = pd.read_csv(tmp_path / "benchmark_output" / "mtsamples_report" / "quickstart" / "leaderboard.csv")
+    assert sorted(board["model"]) == sorted(MODELS) and board["panel_auroc"].notna().all()
+    assert f"Judge panel {served}: " in proc.stdout, "the audit's verdict on the judge is printed"
+    assert (tmp_path / "benchmark_output" / "runs" / "quickstart" / "groups" / f"{P}.json").is_file()

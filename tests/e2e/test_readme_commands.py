@@ -1,0 +1,210 @@
+"""Every command in the README's ```bash blocks works as written, read from the README (so a new or changed
+command is covered, and one of a kind this test does not know fails it).
+
+- "Run the tests": .ci/run runs those lines literally (read by .ci/readme_commands.py); here they are checked to
+  be exactly a set-up and a test run per HELM, each HELM in a venv of its own.
+- Every other block runs in README order in a fresh directory (a checkout's run_specs/), with this environment's
+  binaries standing in for a venv's, no key and no network: ``helm-run`` gets ``--dry-run`` (it calls no model
+  and no judge), the notes are the session's synthetic ones (MTSAMPLES_PROCEDURES_BASE_URL and _MANIFEST, as a
+  user with a mirror of their own sets them), a block's exports reach the blocks after it, ``helm-server`` runs
+  on a free port until it answers. A venv, its activation and ``pip install`` are not re-run (the extras they
+  name must exist), a third-party server's lines are checked to stay in a venv of their own, a synopsis
+  (``[--option ...]``) is checked against ``--help``, and the Slurm manager's ``--runner-class-name`` is
+  checked to import but not used (it would submit jobs).
+"""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.e2e.test_pipeline import BIN, _free_port, _wait_until_serving, user_env
+from tests.synthetic_notes import SyntheticNotes
+
+REPO = Path(__file__).resolve().parents[2]
+TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm"}
+
+
+def _readme_commands() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("readme_commands", REPO / ".ci" / "readme_commands.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("readme_commands", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+ci = _readme_commands()
+BLOCKS = ci.bash_blocks()
+TEST_BLOCK = ci.test_block()
+OTHER_BLOCKS = [i for i, block in enumerate(BLOCKS) if block != TEST_BLOCK]
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # venv, activate, install, export, helm-run, server, synopsis, run
+    command: str  # as the README writes it, without a trailing comment
+
+
+PATTERNS: tuple[tuple[str, str], ...] = (
+    ("venv", r"python3 -m venv \S+"),
+    ("activate", r"\. \S+/bin/activate"),
+    ("install", r"(\S+/bin/)?pip install -e '\.\[[\w,]+\]'"),
+    ("export", r"export \w+=\S+"),
+    # a third-party server in a venv of its own (llama-cpp-python): checked to stay out of ours, not run (it compiles
+    # for minutes and serves a model)
+    ("tool", r"(\S+/bin/)?pip install (--no-deps )?'?[a-z][\w.-]*(\[\w+\])?'?"),
+    ("tool", r"[A-Z_]+=\S.*"),
+    ("tool", r"\S+/bin/python -m (?!helm_mtsamples_ext)\w[\w.]* .+"),
+    ("helm-run", r"(helm-run|medhelm-run) .+"),
+    ("server", r"helm-server .+"),
+    ("synopsis", r"helm-mtsamples-report .*\[.+"),
+    ("run", r"(helm-summarize|helm-mtsamples-report|python -m helm_mtsamples_ext\.\w+) .+"),
+)
+
+
+def steps_of(command_line: str) -> list[Step]:
+    """A README command line as steps (``&&``-joined commands apart); a command of no known kind fails."""
+    steps = []
+    for part in command_line.split(" && "):
+        command = re.sub(r"\s+#\s.*$", "", part.strip())
+        kind = next((k for k, pattern in PATTERNS if re.fullmatch(pattern, command)), None)
+        assert kind, f"README command of a kind tests/e2e/test_readme_commands.py does not know; teach it: {command}"
+        steps.append(Step(kind, command))
+    return steps
+
+
+def extras() -> set[str]:
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+    return set(config["options.extras_require"])
+
+
+def test_ci_runs_exactly_the_readmes_test_lines() -> None:
+    """A set-up and a test run per HELM, in its own venv with its own extra; .ci/run runs these and nothing else."""
+    lines = TEST_BLOCK.commands
+    setup, browser, tests = (ci.test_commands(kind) for kind in ci.KINDS)
+    assert sorted(setup + browser + tests) == sorted(lines) and len(browser) == 1
+    venvs = {}
+    for line in setup:
+        found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test,dev\]'", line)
+        assert found, line
+        venvs[found[1]] = found[2]
+    assert venvs == TEST_VENVS
+    assert sorted(tests) == sorted(f"{venv}/bin/python -m pytest" for venv in TEST_VENVS)
+    run = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in run if "pip " in line or "pytest" in line], ".ci/run installs and tests as the README"
+    for kind in ci.KINDS:
+        assert any(f"lines {kind}" in line for line in run), f".ci/run does not run the README's {kind} lines"
+
+
+def test_the_run_command_has_a_venv_of_its_own() -> None:
+    """Following the README in order never lays one HELM over the other: the run command's venv is not a test venv."""
+    (first,) = BLOCKS[0].commands
+    venv, activate, install, *rest = steps_of(first)
+    name = venv.command.split()[-1]
+    assert (venv.kind, activate.command, install.kind) == ("venv", f". {name}/bin/activate", "install")
+    assert name not in TEST_VENVS and [s.kind for s in rest] == ["helm-run", "run", "run"]
+
+
+def test_every_readme_command_is_of_a_known_kind_and_installs_a_real_extra() -> None:
+    known = extras()
+    for index in OTHER_BLOCKS:
+        for line in BLOCKS[index].commands:
+            for step in steps_of(line):
+                if step.kind == "install":
+                    (named,) = re.findall(r"\[([\w,]+)\]", step.command)
+                    assert set(named.split(",")) <= known, step.command
+
+
+def test_a_third_party_tool_lives_in_a_venv_of_its_own() -> None:
+    """The README's llama-cpp-python lines never install into the run or test venvs, nor ours into its venv."""
+    run_venv = steps_of(BLOCKS[0].commands[0])[0].command.split()[-1]
+    tools = [s for i in OTHER_BLOCKS for line in BLOCKS[i].commands for s in steps_of(line) if s.kind == "tool"]
+    assert tools, "the README's llama-cpp-python block is gone: drop this rule with it"
+    for step in tools:
+        venv = re.search(r"(?<![\w./~-])([\w.~-][\w./~-]*)/bin/", step.command)
+        assert venv and venv[1] not in {run_venv, *TEST_VENVS}, f"a tool outside a venv of its own: {step.command}"
+        assert "helm" not in step.command.split("/bin/")[-1].split()[:3], step.command
+
+
+RUN_BLOCKS = [
+    i
+    for i in OTHER_BLOCKS
+    if any(step.kind not in ("venv", "tool") for line in BLOCKS[i].commands for step in steps_of(line))
+]
+"""The blocks with a command of ours to run (a third-party server's block is checked above, not run)."""
+
+
+def run_bash(command: str, cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", command],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"README command failed ({proc.returncode}): {command}\n{output[-4000:]}"
+    return output
+
+
+def serve_until_answered(command: str, cwd: Path, env: dict[str, str]) -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        ["bash", "-c", f"exec {command} --port {port}"],
+        cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        _wait_until_serving(f"http://127.0.0.1:{port}/", server)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def helm_run_as_written(command: str) -> str:
+    """``--dry-run`` added; a ``--runner-class-name`` (the Slurm manager) must import, and is left out."""
+    runner = re.search(r"--runner-class-name (\S+)\s*", command)
+    if runner:
+        from helm.common.object_spec import get_class_by_name
+
+        assert get_class_by_name(runner[1])
+        command = command.replace(runner[0], "")
+    return f"{command} --dry-run"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("index", RUN_BLOCKS, ids=[f"README-line-{BLOCKS[i].start_line}" for i in RUN_BLOCKS])
+def test_the_readme_block_runs_as_written(index: int, synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
+    (prices,) = [b for b in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S) if "batch_" in b]
+    (tmp_path / "prices.yaml").write_text(prices)
+    env = user_env(**synthetic_notes.env(), PATH=f"{BIN}:{user_env().get('PATH', '')}")
+    for earlier in [BLOCKS[i] for i in OTHER_BLOCKS if i < index]:  # what the README exported before this block
+        for line in earlier.commands:
+            for step in steps_of(line):
+                if step.kind == "export":
+                    name, value = step.command.removeprefix("export ").split("=", 1)
+                    (env[name],) = shlex.split(value)
+    for line in BLOCKS[index].commands:
+        for step in steps_of(line):
+            if step.kind == "export":
+                name, value = step.command.removeprefix("export ").split("=", 1)
+                (env[name],) = shlex.split(value)
+            elif step.kind == "helm-run":
+                run_bash(helm_run_as_written(step.command), tmp_path, env)
+            elif step.kind == "run":
+                run_bash(step.command, tmp_path, env)
+            elif step.kind == "server":
+                serve_until_answered(step.command, tmp_path, env)
+            elif step.kind == "synopsis":
+                usage = run_bash(f"{step.command.split()[0]} --help", tmp_path, env)
+                for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", step.command):
+                    assert option in usage, f"{option} of the README's synopsis is not an option: {step.command}"

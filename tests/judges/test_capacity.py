@@ -1,0 +1,92 @@
+"""The rules of capacity.py: an endpoint's capacity is read where its server says it (llama.cpp's /props,
+llama-cpp-python's /v1/models), and caps the endpoint's gate and the fan-out; anything else is "unknown"."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helm_mtsamples_ext.judges.capacity import (
+    LLAMA_CPP_PYTHON,
+    Capacity,
+    from_models,
+    from_props,
+    probe_capacity,
+    server_root,
+)
+from tests.judges.test_call import SHORT, make_caller, target
+from tests.servers.judge import JudgeServer
+
+
+@pytest.mark.parametrize(
+    ("props", "slots"),
+    [({"total_slots": 4}, 4), ({"total_slots": 0}, None), ({"total_slots": "4"}, None), ({}, None), ([1], None)],
+    ids=["slots", "zero slots", "not a number", "no slots", "not an object"],
+)
+def test_llama_cpps_props_give_the_slots_when_they_are_a_positive_integer(props: Any, slots: int | None) -> None:
+    found = from_props(props)
+    assert (found.slots if found else None) == slots
+
+
+@pytest.mark.parametrize(
+    ("models", "capacity"),
+    [
+        ({"data": [{"id": "m", "owned_by": "me", "permissions": []}]}, 1),
+        ({"data": [{"id": "m", "owned_by": "me"}]}, None),
+        ({"data": [{"id": "m", "owned_by": "vllm", "permissions": []}]}, None),
+        ({"data": []}, None),
+        (None, None),
+    ],
+    ids=["llama-cpp-python", "no permissions", "vllm", "no models", "no answer"],
+)
+def test_llama_cpp_pythons_models_list_means_one_call_at_a_time(models: Any, capacity: int | None) -> None:
+    found = from_models(models)
+    assert (found.slots if found else None) == capacity
+
+
+def test_props_are_asked_at_the_server_root_not_under_the_api_root() -> None:
+    assert server_root("http://127.0.0.1:8081/v1/") == "http://127.0.0.1:8081"
+    assert server_root("http://gw/llama") == "http://gw/llama"
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"props_slots": 2}, Capacity(2, "llama.cpp's /props says total_slots=2")),
+        ({"owned_by": "me"}, Capacity(1, LLAMA_CPP_PYTHON)),
+        ({}, None),
+    ],
+    ids=["llama-server", "llama-cpp-python", "another server"],
+)
+def test_a_server_is_asked_its_capacity_over_http(options: dict[str, Any], expected: Capacity | None) -> None:
+    with JudgeServer({"a": "steady"}, **options) as server:
+        assert probe_capacity(server.base_url, None) == expected
+
+
+def test_no_server_is_an_unknown_capacity_not_a_failure() -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+    assert probe_capacity(url, None, timeout=2.0) is None
+
+
+def test_a_learned_capacity_caps_the_gate_and_the_fan_out(tmp_path: Path) -> None:
+    with JudgeServer({"a": "steady"}, props_slots=2) as server:
+        caller = make_caller(tmp_path / "cache", server.base_url, max_concurrency=16)
+        judge = target(caller, server.base_url, "a")
+        assert caller.limit_of(judge.endpoint) == 1, "one call until the server was asked"
+        assert caller.call(judge, SHORT).failure is None
+        gate = caller.gates()[judge.endpoint]
+        assert (gate.max_concurrency, caller.limit_of(judge.endpoint)) == (2, 2)
+        assert "total_slots=2" in gate.capacity_source
+
+
+def test_a_capacity_above_the_configured_concurrency_changes_nothing(tmp_path: Path) -> None:
+    with JudgeServer({"a": "steady"}, props_slots=64) as server:
+        caller = make_caller(tmp_path / "cache", server.base_url, max_concurrency=4)
+        judge = target(caller, server.base_url, "a")
+        caller.call(judge, SHORT)
+        assert (caller.gates()[judge.endpoint].max_concurrency, caller.limit_of(judge.endpoint)) == (4, 4)

@@ -1,0 +1,179 @@
+"""Judges against clinicians (human_agreement.py), via `helm-mtsamples-report --ratings` on the main synthetic suite.
+
+Rated answers (judge rewards from test_report.py's table) and two raters; human reward = mean score / 5:
+
+  answer      judge-one  judge-two  panel   alice      bob        mean human (scores)
+  strong n1   1.0        1.0        1.0     555 = 1.0  555 = 1.0  1.0 (5 5 5)
+  strong n3   .8         .8         .8      444 = .8              .8  (4 4 4)
+  weak n1     .6         .4         .5      444 = .8   222 = .4   .6  (3 3 3)
+  weak n4     .4         .4         .4      222 = .4              .4  (2 2 2)
+
+judge-one equals the humans: rho 1, bias 0, ICC 1, kappa 1.
+judge-two, x = 1 .8 .4 .4 against y = 1 .8 .6 .4:
+  rho: ranks 4 3 1.5 1.5 vs 4 3 2 1, deviations 1.5 .5 -1 -1 / 1.5 .5 -.5 -1.5: 4.5 / sqrt(4.5 * 5) = sqrt(.9)
+  bias: (0 + 0 - .2 + 0) / 4 = -.05
+  ICC (x5: 5 4 2 2 / 5 4 3 2): row means 5 4 2.5 2, grand 3.375; SSR 11.375, SSC .125, SST 11.875, SSE .375;
+       MSR 11.375/3, MSE .125: (11/3) / (47/12) = 44/47
+  kappa (5 4 2 2 vs 5 4 3 2): sum(W*O) = 1/16; sum(W*E) = 48 / (4 * 16) = .75; 1 - 1/12 = 11/12
+panel, x = 1 .8 .5 .4: rho 1; bias -.1/4 = -.025; ICC (x10: 10 8 5 4 / 10 8 6 4): MSR 42.375/3 = 14.125,
+  MSE .375/3 = .125, (14.125 - .125) / (14.125 + .125) = 56/57; kappa: panel means 5 4 2.5->3 2 = humans: 1
+clinicians (answers rated twice: strong n1, weak n1), alice (first by name) x = 1 .8 against bob y = 1 .4:
+  ICC (x5: 5 4 / 5 2): SSR 4, SSC 1, SST 6, SSE 1; (4 - 1) / (4 + 1) = .6
+  kappa (5 4 vs 5 2): sum(W*O) = 4/16; sum(W*E) = (4 + 1 + 9) / 32; 1 - .25/.4375 = 3/7
+  alpha (ordinal; values 5 5 | 4 2; n2 = n4 = 1, n5 = 2): Do = 2 * 1 / 4 = .5; De = (2*1 + 2*2*6.25 + 2*2*2.25) / 12
+       = 36/12 = 3; 1 - .5/3 = 5/6
+humans' leaderboard: strong (1.0 + .8)/2 = .9, weak (.6 + .4)/2 = .5; both rankings agree: Kendall's tau 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW, PANEL_ROW, verdict
+from helm_mtsamples_ext.report.ratings import COLUMNS
+from helm_mtsamples_ext.report.cli import load_suite, main
+from tests.report.suites import STRONG, WEAK, build_main_suite, read, row
+
+PANEL = "judge-one+judge-two"
+RATINGS = [  # model, note, rater, scores
+    (STRONG, "n1", "alice", (5, 5, 5)),
+    (STRONG, "n3", "alice", (4, 4, 4)),
+    (WEAK, "n1", "alice", (4, 4, 4)),
+    (WEAK, "n4", "alice", (2, 2, 2)),
+    (STRONG, "n1", "bob", (5, 5, 5)),
+    (WEAK, "n1", "bob", (2, 2, 2)),
+]
+
+
+def ratings_csv(path: Path, runs: dict[str, str], rows: list[tuple[str, str, str, tuple[int, int, int]]]) -> Path:
+    lines = [",".join(COLUMNS)]
+    lines += [f'"{runs[m]}",id_{n}.txt,{m},{r},{a},{c},{k},' for m, n, r, (a, c, k) in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def report(output: Path, *extra: str) -> tuple[int, str]:
+    stderr = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr):
+        code = main(["--suite", "v1", "-o", str(output), "--out", str(output / "report"), "--bootstrap", "200", *extra])
+    return code, stderr.getvalue()
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    output = tmp_path_factory.mktemp("human")
+    build_main_suite(output)
+    instances = load_suite(output / "runs" / "v1").instances
+    return output, dict(zip(instances["model"], instances["run"], strict=True))
+
+
+@pytest.fixture(scope="module")
+def rated(suite: tuple[Path, dict[str, str]]) -> tuple[Path, str]:
+    output, runs = suite
+    alice = ratings_csv(output / "alice.csv", runs, [r for r in RATINGS if r[2] == "alice"])
+    bob = ratings_csv(output / "bob.csv", runs, [r for r in RATINGS if r[2] == "bob"])
+    code, stderr = report(output, "--ratings", str(alice), "--ratings", str(bob))
+    assert code == 0, stderr
+    return output / "report", stderr
+
+
+@pytest.mark.parametrize(
+    "judge, expected",
+    [
+        ("judge-one", {"n": 4, "spearman": 1.0, "bias": 0.0, "icc": 1.0, "kappa_accuracy": 1.0, "kappa_clarity": 1.0}),
+        ("judge-two", {"n": 4, "spearman": math.sqrt(0.9), "bias": -0.05, "icc": 44 / 47, "kappa_accuracy": 11 / 12}),
+        (PANEL_ROW, {"n": 4, "spearman": 1.0, "bias": -0.025, "icc": 56 / 57, "kappa_completeness": 1.0}),
+        (CLINICIANS_ROW, {"n": 2, "icc": 0.6, "kappa_accuracy": 3 / 7, "alpha_accuracy": 5 / 6, "n_raters": 2}),
+    ],
+)
+def test_each_judge_the_panel_and_the_clinicians_have_their_agreement_row(
+    rated: tuple[Path, str], judge: str, expected: dict[str, float]
+) -> None:
+    found = row(read(rated[0], "judge_human_agreement"), panel=PANEL, judge=judge)
+    assert {key: found[key] for key in expected} == pytest.approx(expected)
+
+
+def test_intervals_come_with_the_rank_correlation_bias_and_icc(rated: tuple[Path, str]) -> None:
+    found = row(read(rated[0], "judge_human_agreement"), panel=PANEL, judge="judge-two")
+    for stat in ("spearman", "bias", "icc"):
+        assert found[f"{stat}_ci_low"] <= found[stat] <= found[f"{stat}_ci_high"], stat
+
+
+def test_the_leaderboard_gains_the_clinicians_reward_per_model(rated: tuple[Path, str]) -> None:
+    board = read(rated[0], "leaderboard")
+    assert row(board, model=STRONG)[["human_reward", "n_human"]].tolist() == pytest.approx([0.9, 2])
+    assert row(board, model=WEAK)[["human_reward", "n_human"]].tolist() == pytest.approx([0.5, 2])
+    assert list(board.columns[-4:]) == ["human_reward", "human_reward_ci_low", "human_reward_ci_high", "n_human"]
+
+
+def test_report_md_says_how_each_judge_compares_with_the_clinicians(rated: tuple[Path, str]) -> None:
+    text = (rated[0] / "report.md").read_text(encoding="utf-8")
+    assert "## Agreement with clinicians" in text
+    # two answers rated twice give the ceiling no interval, so the verdict does not pretend to compare
+    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.94 [" in text
+    assert "vs clinicians' 0.60; too few answers for intervals" in text
+    assert f"- Panel `{PANEL}`: Kendall's tau between the two rankings: 1.00 over 2 models." in text
+
+
+def test_without_ratings_there_is_no_agreement_file_nor_human_column(suite: tuple[Path, dict[str, str]]) -> None:
+    output, _ = suite
+    code, _ = report(output, "--out", str(output / "plain"))
+    assert code == 0
+    assert not (output / "plain" / "judge_human_agreement.csv").exists()
+    assert "human_reward" not in read(output / "plain", "leaderboard").columns
+
+
+@pytest.mark.parametrize(
+    "ceiling, icc, low, high, says",
+    [
+        ((0.6, 0.5, 0.7), 0.62, 0.55, 0.69, "about as well as clinicians agree with each other: ICC 0.62 [0.55, 0.69]"),
+        ((0.6, 0.5, 0.7), 0.2, 0.1, 0.3, "less than clinicians agree with each other"),
+        ((0.3, 0.2, 0.4), 0.8, 0.7, 0.9, "more than clinicians agree with each other"),
+        ((math.nan, math.nan, math.nan), 0.5, 0.4, 0.6, "no answer was rated by two clinicians"),
+        ((0.6, 0.5, 0.7), math.nan, math.nan, math.nan, "too few answers to tell"),
+        ((0.6, math.nan, math.nan), 0.9, 0.8, 1.0, "too few answers for intervals, so no telling"),
+    ],
+)
+def test_the_verdict_compares_intervals_of_icc(
+    ceiling: tuple[float, float, float], icc: float, low: float, high: float, says: str
+) -> None:
+    clinicians = pd.Series(dict(zip(["icc", "icc_ci_low", "icc_ci_high"], ceiling, strict=True)))
+    assert says in verdict(icc, low, high, clinicians)
+
+
+def test_rows_matching_no_run_or_note_are_counted_and_named_on_stderr(suite: tuple[Path, dict[str, str]]) -> None:
+    output, runs = suite
+    path = ratings_csv(output / "partly.csv", {**runs, "ghost": "mtsamples_procedures:model=ghost"},
+                       [(STRONG, "n1", "carol", (5, 5, 5)), (STRONG, "n99", "carol", (3, 3, 3)),
+                        ("ghost", "n1", "carol", (3, 3, 3))])  # fmt: skip
+    code, stderr = report(output, "--out", str(output / "partly"), "--ratings", str(path))
+    assert code == 0
+    assert "warning: 2 of 3 rating rows match no run or note of suite v1 and are left out:" in stderr
+    assert f"{path}:3: note id_n99.txt is not in run {runs[STRONG]}" in stderr
+    assert f"{path}:4: run mtsamples_procedures:model=ghost is not in the suite" in stderr
+
+
+@pytest.mark.parametrize("score", [0, 6])
+def test_a_score_outside_1_to_5_stops_the_report_with_one_line(suite: tuple[Path, dict[str, str]], score: int) -> None:
+    output, runs = suite
+    path = ratings_csv(
+        output / f"bad{score}.csv", runs, [(STRONG, "n1", "dan", (5, 5, 5)), (WEAK, "n1", "dan", (4, score, 4))]
+    )
+    code, stderr = report(output, "--out", str(output / "bad"), "--ratings", str(path))
+    assert code == 1
+    assert stderr.strip().splitlines()[-1].startswith(f"error: {path}:3: completeness is '{score}', but a rating")
+    assert "Traceback" not in stderr
+
+
+def test_a_duplicate_rater_row_stops_the_report(suite: tuple[Path, dict[str, str]]) -> None:
+    output, runs = suite
+    path = ratings_csv(output / "twice.csv", runs, [(STRONG, "n1", "eve", (5, 5, 5)), (STRONG, "n1", "eve", (4, 4, 4))])
+    code, stderr = report(output, "--out", str(output / "twice"), "--ratings", str(path))
+    assert code == 1
+    assert stderr.strip().splitlines()[-1].startswith("error: rater 'eve' rated id_n1.txt of run")

@@ -1,0 +1,292 @@
+"""The review page, report.html (review.py): every note, escaped, contested notes first, working offline.
+
+The suite is the report's main synthetic one (see test_report.py for its scores) plus a model `acme/evil` whose
+note, answer and judge explanation carry markup. Judge spread = largest minus smallest judge reward on one
+answer; a note's spread is the largest over its answers:
+
+  evil.txt  acme/evil 555 vs 111 -> 1.0 - 0.2 = .8
+  n3        acme/evil 444 vs 222 -> .8 - .4 = .4 (strong and weak agree on n3: 0)
+  n1 n2 n4 n6 n7   .2 (strong: n2 n4 n7 1.0 vs .8; weak: n1 .6 vs .4, n6 .6 vs .4)
+  n5 n8 n9  0 (weak's n5 and n9 have fewer than two judges that counted: no spread)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from helm_mtsamples_ext.report.cli import load_suite, main
+from helm_mtsamples_ext.report.review import fold, render_review, review_notes, reward_spread
+from tests.report.suites import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
+from tests.e2e.test_pipeline import CHROMIUM, CHROMIUM_ARGS, _require_chromium
+
+EVIL = "acme/evil"
+NOTE_SCRIPT = "<script>window.pwnedByNote = 1</script>"
+ANSWER_SCRIPT = "</pre><script>window.pwnedByAnswer = 1</script>"
+EXPLANATION_SCRIPT = '<img src=x onerror="window.pwnedByJudge = 1">'
+EVIL_NOTE = Note("evil.txt", "Urology", "FINDINGS", body=f"PROCEDURE: {NOTE_SCRIPT} & more")
+ALL_NOTES = [*NOTES, EVIL_NOTE]
+EXPECTED_ORDER = ["evil.txt", "n3.txt", "n1.txt", "n2.txt", "n4.txt", "n6.txt", "n7.txt", "n5.txt", "n8.txt", "n9.txt"]
+
+
+def _evil_run() -> Run:
+    scheming = ok(1, 1, 1)
+    scheming["accuracy"]["explanation"] = EXPLANATION_SCRIPT
+    return Run(
+        EVIL,
+        JUDGES,
+        {
+            "evil.txt": {"judge-one": ok(5, 5, 5), "judge-two": scheming},
+            "n3.txt": {"judge-one": ok(4, 4, 4), "judge-two": ok(2, 2, 2)},
+        },
+        outputs={"evil.txt": ANSWER_SCRIPT},
+    )
+
+
+@pytest.fixture(scope="module")
+def suite_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    output = tmp_path_factory.mktemp("review")
+    build_suite(output, [STRONG_RUN, WEAK_RUN, _evil_run()], ALL_NOTES)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--suite", "v1", "-o", str(output), "--out", str(output / "report"), "--bootstrap", "50"]) == 0
+    return output
+
+
+@pytest.fixture(scope="module")
+def page_html(suite_output: Path) -> str:
+    return (suite_output / "report" / "report.html").read_text(encoding="utf-8")
+
+
+def test_notes_are_ordered_by_judge_spread_largest_first(suite_output: Path) -> None:
+    notes = review_notes(load_suite(suite_output / "runs" / "v1").instances)
+    assert [n.note for n in notes] == EXPECTED_ORDER
+    assert [n.spread for n in notes[:3]] == [pytest.approx(0.8), pytest.approx(0.4), pytest.approx(0.2)]
+
+
+def test_every_note_answer_and_judge_is_on_the_page(page_html: str) -> None:
+    assert re.findall(r'<article class="note" data-note="([^"]+)"', page_html) == EXPECTED_ORDER
+    assert page_html.count('<section class="answer"') == 9 + 9 + 2  # strong, weak, evil
+    assert page_html.count('<div class="judge ') == 2 * 20
+    assert "call error: timeout after 60s" in page_html  # a failed judge says why
+    assert "Follow up in two weeks." in page_html  # the reference
+
+
+@pytest.mark.parametrize("markup", [NOTE_SCRIPT, ANSWER_SCRIPT, EXPLANATION_SCRIPT])
+def test_untrusted_text_is_shown_as_text(page_html: str, markup: str) -> None:
+    assert markup not in page_html
+    escaped = markup.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
+    assert escaped in page_html
+
+
+def test_page_refers_to_no_url(page_html: str) -> None:
+    """Self-contained: no stylesheet, script, font or image from anywhere (the page must work offline)."""
+    assert not re.search(r"https?://|\bsrc=\"|\bhref=\"", page_html)
+
+
+def test_render_needs_no_suite_on_disk(suite_output: Path) -> None:
+    """render_review takes the report's instance table only, so the page is the same however it was loaded."""
+    instances = load_suite(suite_output / "runs" / "v1").instances
+    html = render_review(instances, "v1")
+    assert html == (suite_output / "report" / "report.html").read_text(encoding="utf-8")
+
+
+def _shown(page: object) -> list[str]:
+    return page.locator("article.note:not([hidden])").evaluate_all("els => els.map(e => e.dataset.note)")  # type: ignore[attr-defined]
+
+
+@pytest.mark.e2e
+def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_path: Path) -> None:
+    """Opened from disk in Chromium: no request leaves the file, filters hide notes, the sort orders them."""
+    _require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    report = suite_output / "report" / "report.html"
+    requests: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(report.as_uri())
+            expect(page.locator("#shown")).to_have_text("10 of 10 notes")
+            assert _shown(page) == EXPECTED_ORDER
+            assert page.evaluate("[window.pwnedByNote, window.pwnedByAnswer, window.pwnedByJudge]") == [None] * 3
+            first = page.locator("article.note").first
+            expect(first.locator("pre.text")).to_contain_text(ANSWER_SCRIPT)
+            first.locator("summary").click()
+            expect(first.locator("details pre")).to_contain_text(NOTE_SCRIPT)
+
+            page.select_option("#filter-model", WEAK)
+            # weak's own spreads: n1 and n6 .2, then 0 (n3 n4 n8), then no spread (n2 n5 n7 n9); evil.txt has no answer
+            assert _shown(page) == [
+                "n1.txt",
+                "n6.txt",
+                "n3.txt",
+                "n4.txt",
+                "n8.txt",
+                "n2.txt",
+                "n5.txt",
+                "n7.txt",
+                "n9.txt",
+            ]
+            expect(page.locator("article.note:not([hidden]) section.answer:not([hidden])")).to_have_count(9)
+            page.select_option("#filter-specialty", "Neurosurgery")
+            assert _shown(page) == ["n6.txt", "n8.txt", "n5.txt", "n7.txt"]
+            page.select_option("#filter-model", "")
+            assert _shown(page) == ["n6.txt", "n7.txt", "n5.txt", "n8.txt"]
+            page.screenshot(path=str(tmp_path / "review.png"))  # the README's: a specialty, every model
+            page.select_option("#filter-section", "PLAN")
+            assert _shown(page) == ["n7.txt", "n5.txt"]
+            page.select_option("#filter-specialty", "")
+            page.select_option("#filter-section", "")
+            page.select_option("#sort", "note")
+            assert _shown(page) == sorted(EXPECTED_ORDER)
+            expect(page.locator("#shown")).to_have_text("10 of 10 notes")
+        finally:
+            browser.close()
+    assert requests and all(url.startswith("file://") for url in requests), requests
+    keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
+    if keep:  # how the README's screenshot was made
+        shutil.copy(tmp_path / "review.png", Path(keep) / "review.png")
+
+
+def test_failed_judges_do_not_make_a_spread() -> None:
+    """A spread needs two judges that counted: a failed judge is missing, not a 0 that would look contested."""
+    assert reward_spread(pd.Series([0.6, float("nan")])) is None
+    assert reward_spread(pd.Series([0.6, 0.2, 1.0])) == pytest.approx(0.8)
+
+
+# ---------------------------------------------------------------- one judge, three judges, long texts, controls
+
+LONG = "\n".join(f"Step {k}: keep the dressing dry and check the wound." for k in range(1, 13))
+SCORES = {n.filename: 1 + k % 5 for k, n in enumerate(NOTES)}
+
+
+def panel_suite(output: Path, judges: list[str]) -> Path:
+    """Every note answered by a control and by acme/long (a 12-line plan), under ``judges``; scores vary by note
+    and judge so that no judge gives one verdict to different answers."""
+
+    def verdicts(offset: int) -> dict[str, dict[str, Any]]:
+        return {n: {j: ok(*[1 + (s + k + offset) % 5] * 3) for k, j in enumerate(judges)} for n, s in SCORES.items()}
+
+    runs = [
+        Run("mtsamples-control/shuffled", judges, verdicts(0)),
+        Run("acme/long", judges, verdicts(2), outputs={n: f"{LONG}\n({n})" for n in SCORES}),
+    ]
+    build_suite(output, runs, NOTES)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--suite", "v1", "-o", str(output), "--out", str(output / "report"), "--bootstrap", "50"]) == 0
+    return output / "report" / "report.html"
+
+
+@pytest.fixture(scope="module")
+def one_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return panel_suite(tmp_path_factory.mktemp("one"), ["judge-one"])
+
+
+@pytest.fixture(scope="module")
+def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return panel_suite(tmp_path_factory.mktemp("three"), ["judge-one", "judge-two", "judge-three"])
+
+
+def test_with_one_judge_there_is_no_disagreement_badge_and_notes_are_in_name_order(one_judge_page: Path) -> None:
+    html = one_judge_page.read_text(encoding="utf-8")
+    assert 'class="spread"' not in html and "judge spread" not in html and 'value="spread"' not in html
+    assert re.findall(r'<article class="note" data-note="([^"]+)"', html) == sorted(n.filename for n in NOTES)
+
+
+def test_with_three_judges_notes_are_sorted_by_disagreement(three_judge_page: Path) -> None:
+    html = three_judge_page.read_text(encoding="utf-8")
+    assert html.count('class="spread"') == len(NOTES) and 'value="spread"' in html
+
+
+@pytest.mark.parametrize(
+    ("text", "head", "rest"),
+    [
+        ("one line", "one line", ""),
+        ("a\nb\nc\nd\ne", "a\nb\nc\nd\n", "e"),
+        ("a\nb\nc\nd", "a\nb\nc\nd", ""),
+        ("word " * 200, "word " * 96, "word " * 104),
+    ],
+    ids=["short", "five-lines", "four-lines", "one-long-line"],
+)
+def test_long_texts_fold_after_four_lines_or_about_480_characters(text: str, head: str, rest: str) -> None:
+    folded = fold(text)
+    assert (folded.head, folded.rest) == (head, rest) and folded.head + folded.rest == text
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("a\nb\nc\nd\ne", "5 lines"), ("word " * 200, "1,000 characters")],
+    ids=["lines", "one long line"],
+)
+def test_show_all_says_how_much_is_folded(text: str, size: str) -> None:
+    """One long line (many references are one) is counted in characters, never "all 1 lines"."""
+    assert fold(text).size == size
+
+
+def test_controls_are_labelled_as_controls(one_judge_page: Path) -> None:
+    html = one_judge_page.read_text(encoding="utf-8")
+    assert html.count("control: another patient&#39;s plan (floor)") == len(NOTES)
+    assert html.count('<span class="control">') == len(NOTES), "acme/long is a model, not a control"
+
+
+def _page_height(page: object) -> int:
+    return int(page.evaluate("document.documentElement.scrollHeight"))  # type: ignore[attr-defined]
+
+
+@pytest.mark.e2e
+def test_one_and_three_judge_pages_in_headless_chromium(
+    one_judge_page: Path, three_judge_page: Path, tmp_path: Path
+) -> None:
+    """One judge: no badge, name order, no sort by disagreement; long plans show 4 lines until unfolded;
+    controls labelled. Three judges: a disagreement badge per note, sorted largest first."""
+    _require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(one_judge_page.as_uri())
+            expect(page.locator(".spread")).to_have_count(0)
+            assert page.locator("#sort option").all_inner_texts() == ["note name"]
+            assert _shown(page) == sorted(n.filename for n in NOTES)
+            answer = page.locator("section.answer[data-model='acme/long']").first
+            expect(answer.locator(".control")).to_have_count(0)
+            expect(page.locator("section.answer[data-model='mtsamples-control/shuffled'] .control").first).to_have_text(
+                "control: another patient's plan (floor)"
+            )
+            folded = answer.locator("details.fold")
+            expect(folded.locator("summary pre")).to_contain_text("Step 4:")
+            expect(folded.locator("summary pre")).not_to_contain_text("Step 5:")
+            expect(folded.locator(":scope > pre")).to_be_hidden()
+            expect(folded.locator(".more")).to_have_text("… show all 13 lines")
+            folded_height = _page_height(page)
+            page.screenshot(path=str(tmp_path / "review_one_judge.png"))
+            folded.locator("summary").click()
+            expect(folded.locator(":scope > pre")).to_be_visible()
+            expect(folded.locator(":scope > pre")).to_contain_text("Step 12:")
+            expect(folded.locator(".more")).to_be_hidden()
+            assert _page_height(page) > folded_height, "unfolding shows the rest"
+
+            page.goto(three_judge_page.as_uri())
+            expect(page.locator(".spread")).to_have_count(len(NOTES))
+            assert page.locator("#sort").input_value() == "spread"
+            spreads = page.locator("article.note").evaluate_all("els => els.map(e => Number(e.dataset.visibleSpread))")
+            assert spreads == sorted(spreads, reverse=True) and spreads[0] > 0
+            page.screenshot(path=str(tmp_path / "review.png"))
+        finally:
+            browser.close()
+    keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
+    if keep:  # the README's review screenshots
+        for name in ("review.png", "review_one_judge.png"):
+            shutil.copy(tmp_path / name, Path(keep) / name)

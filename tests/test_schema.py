@@ -215,7 +215,7 @@ def test_the_suites_judge_audit_is_in_the_leaderboards_description_through_real_
     """A blind panel (AUROC 0.5) and a model above the clinician's plan: helm-summarize's groups_metadata.json,
     which helm-server shows above the leaderboard, carries both warnings under our run groups; stdout stays the
     schema's path alone."""
-    from tests.e2e.test_pipeline import helm_tool, user_env
+    from tests.e2e.helm_tools import helm_tool, user_env
     from tests.report.test_audit_warnings import CEILING_LINE, PANEL_LINE, blind_suite
 
     blind_suite(tmp_path)

@@ -27,6 +27,11 @@ import pandas as pd
 from helm.benchmark.scenarios.scenario import CORRECT_TAG
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext import names
+from helm_mtsamples_ext.failure_reasons import panel_lines
+from helm_mtsamples_ext.masking import machine_keys, mask_table
+from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
+from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.report.audit import judge_audit
 from helm_mtsamples_ext.report.audit_warnings import (
     above_ceiling,
@@ -35,15 +40,12 @@ from helm_mtsamples_ext.report.audit_warnings import (
     verdict_lines,
     with_panel_auroc,
 )
-from helm_mtsamples_ext.failure_reasons import panel_lines
+from helm_mtsamples_ext.report.cost import Prices, PricesError, cost_markdown, load_prices, unpriced, with_judge_cost
 from helm_mtsamples_ext.report.human_agreement import human_tables
-from helm_mtsamples_ext.masking import machine_keys, mask_table
-from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
-from helm_mtsamples_ext.report.cost import Prices, PricesError, cost_markdown, load_prices, unpriced, with_judge_cost
 from helm_mtsamples_ext.report.render import markdown_report, terminal_leaderboard, write_figure
+from helm_mtsamples_ext.report.review import write_review
 from helm_mtsamples_ext.report.stats import (
     KEYS,
     BootstrapSettings,
@@ -52,12 +54,10 @@ from helm_mtsamples_ext.report.stats import (
     note_table,
     pairwise,
 )
-from helm_mtsamples_ext.report.review import write_review
 from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import score_note
 from helm_mtsamples_ext.sections import specialty_of
 from helm_mtsamples_ext.suite_name import suite_problem
-from helm_mtsamples_ext import names
 
 OUR_SCENARIO = names.SCENARIO_CLASS
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")

@@ -17,7 +17,15 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
-from helm_mtsamples_ext.report.audit import CONTROL_KINDS, PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind, delta_text
+from helm_mtsamples_ext.report.audit import (
+    CONTROL_KINDS,
+    PADDED,
+    REFERENCE,
+    SHUFFLED,
+    TRUNCATED,
+    control_kind,
+    delta_text,
+)
 from helm_mtsamples_ext.scoring import DIMENSIONS
 
 MISSING = "missing"

@@ -20,8 +20,8 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
-from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.judges.prompt import RUBRIC
+from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingItem, RatingRound, rating_items
 from helm_mtsamples_ext.scoring import DIMENSIONS
 

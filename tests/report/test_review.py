@@ -25,8 +25,8 @@ import pytest
 
 from helm_mtsamples_ext.report.cli import load_suite, main
 from helm_mtsamples_ext.report.review import fold, render_review, review_notes, reward_spread
-from tests.report.suites import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.report.suites import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 
 EVIL = "acme/evil"
 NOTE_SCRIPT = "<script>window.pwnedByNote = 1</script>"

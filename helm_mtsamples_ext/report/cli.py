@@ -41,7 +41,8 @@ from helm_mtsamples_ext.masking import machine_keys, mask_table
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.cost import Prices, PricesError, cost_markdown, load_prices, unpriced, with_judge_cost
 from helm_mtsamples_ext.report.render import markdown_report, terminal_leaderboard, write_figure
 from helm_mtsamples_ext.report.stats import (

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind, delta_text
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
 """Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""

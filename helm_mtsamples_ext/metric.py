@@ -12,7 +12,6 @@ agree (Krippendorff's alpha, ordinal) once per run.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
@@ -25,7 +24,6 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from helm_mtsamples_ext.failure_reasons import reasons_text, record_failures
-from helm_mtsamples_ext.judges.exchange import CONTEXT_FAILURE
 from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
 from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
@@ -48,6 +46,7 @@ from helm_mtsamples_ext.scoring import (
     score_note,
 )
 from helm_mtsamples_ext.stat_metadata import metric_metadata
+from helm_mtsamples_ext.unjudged import Unjudged, failure_kinds
 
 DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 
@@ -55,29 +54,6 @@ DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 class UnjudgedNotesError(RuntimeError):
     """More notes went unjudged than the run entry's ``max_unjudged`` allows: the run fails (HELM lists it
     under "Failed runs" and helm-run exits non-zero) instead of reporting a reward over the rest."""
-
-
-def _kind(text: str) -> str:
-    return text.split(":")[0].strip()
-
-
-def failure_kinds(records: Sequence[object]) -> Counter[str]:
-    """How often each judge failed for each kind of reason (the reason's text before its first ':'), as
-    "judge: kind"; "no valid dimension" names why its dimensions were invalid, so an echoing judge says so."""
-    kinds: Counter[str] = Counter()
-    for raw in records:
-        record = raw if isinstance(raw, NoteRecord) else NoteRecord.from_dict(raw)
-        if record is None:
-            kinds["no annotation"] += 1
-            continue
-        for name, entry in record.judges.items():
-            if record.judge_failed(name):
-                kind = _kind(record.failure_of(name))
-                invalid = sorted({_kind(why) for why in entry.invalid.values()})
-                if kind == "no valid dimension" and invalid:
-                    kind += f" ({'; '.join(invalid)})"
-                kinds[f"{name}: {kind}"] += 1
-    return kinds
 
 
 def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[Stat]:
@@ -175,8 +151,7 @@ class MTSamplesProceduresMetric(Metric):
             hwarn(f"{len(failures)} of {calls} judge calls failed: {reasons_text(failures)}")
 
     def _warn_if_unjudged(self, scenario_state: ScenarioState) -> None:
-        """HELM's built-in scores an unjudged run as all 1s and exits 0; ours says plainly what happened, and
-        fails the run past ``max_unjudged`` so scripts and CI do not read a half-judged run as a result."""
+        """Say how many notes no judge could score and why (unjudged.py); past ``max_unjudged``, fail the run."""
         states = [s for s in scenario_state.request_states if s.reference_index is None]
         notes = [self._score(s, warn=False) for s in states]
         unjudged = sum(note.unjudged for note in notes)
@@ -187,32 +162,10 @@ class MTSamplesProceduresMetric(Metric):
             for s, n in zip(states, notes, strict=True)
             if n.unjudged
         ]
-        kinds = failure_kinds(records)
-
-        def too_long_for_context(kind: str) -> bool:  # kinds read "judge: reason"
-            return kind.partition(": ")[2].startswith(CONTEXT_FAILURE)
-
-        too_long = sum(count for kind, count in kinds.items() if too_long_for_context(kind))
-        fixable = Counter({kind: count for kind, count in kinds.items() if not too_long_for_context(kind)})
-        reasons = ", ".join(f"{kind} ×{count}" for kind, count in fixable.most_common(3))
-        context = (
-            f"{too_long} judge calls had a {CONTEXT_FAILURE}, which no re-run fixes: give the judge a larger "
-            "context or use a judge with one"
-            if too_long
-            else ""
-        )
-        summary = f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them"
-        summary += f" ({'; '.join(part for part in (reasons, context) if part)})"
-        if unjudged / len(notes) > self.max_unjudged:
-            rerun = (
-                " Re-running the same command makes only the failed judge calls (the rest replay from HELM's cache);"
-                if fixable
-                else ""
-            )
-            raise UnjudgedNotesError(
-                f"{summary}; max_unjudged={self.max_unjudged:g}.{rerun} max_unjudged=1 reports such notes instead."
-            )
-        hwarn(f"{summary}; the reasons are in each note's '{ANNOTATION_KEY}' annotation")
+        report = Unjudged(unjudged, len(notes), failure_kinds(records))
+        if report.fails_run(self.max_unjudged):
+            raise UnjudgedNotesError(report.error(self.max_unjudged))
+        hwarn(report.warning())
 
     def agreement_stats(self, scenario_state: ScenarioState) -> list[Stat]:
         """Krippendorff's alpha per dimension, one per split/perturbation context like HELM's own stats."""

@@ -24,7 +24,8 @@ Parsing rules (why each exists):
   either way (a flat dimension has no explanation, so it does not count: see the explanation rule).
   Keys are matched case-insensitively; extra keys are ignored.
 - A score counts only if it is an integer 1-5 (4, 4.0 and "4" are 4; 4.5, 0, 6, "N/A", null, "4/5",
-  true are not). An invalid or missing dimension has score None and a reason in ``invalid``.
+  true are not: the rubric's rule, ``rubric.normalise_score``). An invalid or missing dimension has score
+  None and a reason in ``invalid``.
 - Reasoning is dropped only where a reasoning judge puts it: a leading ``<think>...</think>`` block (all of
   the reply if it never closes), or the text before a first ``</think>`` with no ``<think>`` before it (the
   chat template opened the block), unless that tag could be a quote (the untrusted texts hold it). A tag

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt, parse_verdict, strip_think
-from helm_mtsamples_ext.rubric import DIMENSIONS, QUESTIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
 from tests.states import request_state
 
 
@@ -427,6 +427,13 @@ def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_writte
 def test_the_prompt_asks_the_rubrics_question_word_for_word(dimension: str) -> None:
     """The review page shows clinicians the same words (rubric.QUESTIONS), so both answer the same question."""
     assert f"- {dimension}: {QUESTIONS[dimension]}\n" in build_prompt("note", "answer", "reference")
+
+
+def test_the_prompt_asks_for_the_rubrics_scale() -> None:
+    """The prompt's words are fixed (HELM's cache replays them); this keeps them in step with rubric.py's scale."""
+    prompt = build_prompt("note", "answer", "reference")
+    assert f"an integer score from {MIN_SCORE} (very poor) to {MAX_SCORE} (excellent)" in prompt
+    assert prompt.count(f"<integer {MIN_SCORE}-{MAX_SCORE}>") == len(DIMENSIONS)
 
 
 @pytest.mark.parametrize("outer", ["'", '"'])

@@ -31,7 +31,7 @@ from helm_mtsamples_ext import names
 from helm_mtsamples_ext.failure_reasons import panel_lines
 from helm_mtsamples_ext.masking import machine_keys, mask_table
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.report.audit import judge_audit
 from helm_mtsamples_ext.report.audit_warnings import (
     above_ceiling,
@@ -54,6 +54,7 @@ from helm_mtsamples_ext.report.stats import (
     note_table,
     pairwise,
 )
+from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import score_note
 from helm_mtsamples_ext.sections import specialty_of

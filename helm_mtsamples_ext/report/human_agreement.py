@@ -24,7 +24,8 @@ from helm_mtsamples_ext.report.agreement import (
     with_ci,
 )
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
-from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha, ratings_matrix
+from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 
 PANEL_ROW = "(panel)"
 CLINICIANS_ROW = "(clinicians)"

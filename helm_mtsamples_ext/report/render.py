@@ -26,7 +26,7 @@ from helm_mtsamples_ext.report.audit import (
     control_kind,
     delta_text,
 )
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
 """Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""

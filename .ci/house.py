@@ -33,8 +33,8 @@ class House:
         return {b for a, b in self.arrows if a == module}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -72,9 +72,9 @@ def _deepest_module(name: str, modules: set[str]) -> str:
 def house(root: Path = ROOT) -> House:
     files = sorted((root / PACKAGE).rglob("*.py"))
     result = House()
-    modules = {module_name(f) for f in files}
+    modules = {module_name(f, root) for f in files}
     for path in files:
-        name = module_name(path)
+        name = module_name(path, root)
         text = path.read_text(encoding="utf-8")
         result.lines[name] = len(text.splitlines())
         result.paths[name] = path.relative_to(root)

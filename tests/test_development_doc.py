@@ -121,8 +121,8 @@ def dependencies() -> list[str]:
     specs = config["options"]["install_requires"].split() + [
         spec for extra in config["options.extras_require"].values() for spec in extra.split()
     ]
-    names = {re.match(r"[A-Za-z0-9_.-]+", spec)[0] for spec in specs if re.match(r"[A-Za-z]", spec)}  # type: ignore[index]
-    return sorted(name for name in names if not name.startswith("types-"))
+    names = {re.split(r"[\[<>=~!;]", spec, maxsplit=1)[0] for spec in specs}
+    return sorted(name for name in names if not name.startswith(("types-", "#")))
 
 
 @pytest.mark.parametrize("package", dependencies())

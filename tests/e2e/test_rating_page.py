@@ -126,7 +126,7 @@ def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled
     agreement = pd.read_csv(tmp_path / "with-ratings" / "judge_human_agreement.csv")
     assert agreement.loc[agreement["judge"] == "(panel)", "n"].tolist() == [3]
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
-    if keep:  # how the README's screenshot was made
+    if keep:  # how docs/ratings.md's screenshot was made
         shutil.copy(tmp_path / "rating.png", Path(keep) / "rating.png")
 
 

@@ -1,16 +1,17 @@
-"""Every command in the README's ```bash blocks works as written, read from the README (so a new or changed
-command is covered, and one of a kind this test does not know fails it).
+"""Every command in the ```bash blocks of README.md and docs/*.md works as written, read from those files (so a
+new or changed command is covered, and one of a kind this test does not know fails it).
 
 - "Run the tests": .ci/run runs those lines literally (read by .ci/readme_commands.py); here they are checked to
   be exactly a set-up and a test run per HELM, each HELM in a venv of its own.
-- Every other block runs in README order in a fresh directory (a checkout's run_specs/), with this environment's
-  binaries standing in for a venv's, no key and no network: ``helm-run`` gets ``--dry-run`` (it calls no model
-  and no judge), the notes are the session's synthetic ones (MTSAMPLES_PROCEDURES_BASE_URL and _MANIFEST, as a
-  user with a mirror of their own sets them), a block's exports reach the blocks after it, ``helm-server`` runs
-  on a free port until it answers. A venv, its activation and ``pip install`` are not re-run (the extras they
-  name must exist), a third-party server's lines are checked to stay in a venv of their own, a synopsis
-  (``[--option ...]``) is checked against ``--help``, and the Slurm manager's ``--runner-class-name`` is
-  checked to import but not used (it would submit jobs).
+- Every other block runs in its file's order (README.md, then each docs/*.md page as a sequence of its own) in a
+  fresh directory (a checkout's run_specs/), with this environment's binaries standing in for a venv's, no key
+  and no network: ``helm-run`` gets ``--dry-run`` (it calls no model and no judge), the notes are the session's
+  synthetic ones (MTSAMPLES_PROCEDURES_BASE_URL and _MANIFEST, as a user with a mirror of their own sets them), a
+  block's exports reach the blocks after it in the same file, ``helm-server`` runs on a free port until it
+  answers. A venv, its activation and ``pip install`` are not re-run (the extras they name must exist), a
+  third-party server's lines are checked to stay in a venv of their own, a synopsis (``[--option ...]``) is
+  checked against ``--help``, and the Slurm manager's ``--runner-class-name`` is checked to import but not used
+  (it would submit jobs).
 """
 
 from __future__ import annotations
@@ -47,7 +48,13 @@ def _readme_commands() -> ModuleType:
 ci = _readme_commands()
 BLOCKS = ci.bash_blocks()
 TEST_BLOCK = ci.test_block()
-OTHER_BLOCKS = [i for i, block in enumerate(BLOCKS) if block != TEST_BLOCK]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGE_BLOCKS = {page.relative_to(REPO).as_posix(): ci.bash_blocks(page.read_text(encoding="utf-8")) for page in PAGES}
+"""Each page's ```bash blocks in order; README.md's are BLOCKS."""
+OTHER_BLOCKS = [
+    (page, i) for page, blocks in PAGE_BLOCKS.items() for i, block in enumerate(blocks) if block != TEST_BLOCK
+]
+"""(page, index) of every block but "Run the tests", which .ci/run runs."""
 
 
 @dataclass(frozen=True)
@@ -119,8 +126,8 @@ def test_the_run_command_has_a_venv_of_its_own() -> None:
 
 def test_every_readme_command_is_of_a_known_kind_and_installs_a_real_extra() -> None:
     known = extras()
-    for index in OTHER_BLOCKS:
-        for line in BLOCKS[index].commands:
+    for page, index in OTHER_BLOCKS:
+        for line in PAGE_BLOCKS[page][index].commands:
             for step in steps_of(line):
                 if step.kind == "install":
                     (named,) = re.findall(r"\[([\w,]+)\]", step.command)
@@ -130,7 +137,9 @@ def test_every_readme_command_is_of_a_known_kind_and_installs_a_real_extra() -> 
 def test_a_third_party_tool_lives_in_a_venv_of_its_own() -> None:
     """The README's llama-cpp-python lines never install into the run or test venvs, nor ours into its venv."""
     run_venv = steps_of(BLOCKS[0].commands[0])[0].command.split()[-1]
-    tools = [s for i in OTHER_BLOCKS for line in BLOCKS[i].commands for s in steps_of(line) if s.kind == "tool"]
+    tools = [
+        s for p, i in OTHER_BLOCKS for line in PAGE_BLOCKS[p][i].commands for s in steps_of(line) if s.kind == "tool"
+    ]
     assert tools, "the README's llama-cpp-python block is gone: drop this rule with it"
     for step in tools:
         venv = re.search(r"(?<![\w./~-])([\w.~-][\w./~-]*)/bin/", step.command)
@@ -139,9 +148,9 @@ def test_a_third_party_tool_lives_in_a_venv_of_its_own() -> None:
 
 
 RUN_BLOCKS = [
-    i
-    for i in OTHER_BLOCKS
-    if any(step.kind not in ("venv", "tool") for line in BLOCKS[i].commands for step in steps_of(line))
+    (page, i)
+    for page, i in OTHER_BLOCKS
+    if any(step.kind not in ("venv", "tool") for line in PAGE_BLOCKS[page][i].commands for step in steps_of(line))
 ]
 """The blocks with a command of ours to run (a third-party server's block is checked above, not run)."""
 
@@ -180,20 +189,29 @@ def helm_run_as_written(command: str) -> str:
     return f"{command} --dry-run"
 
 
+def prices_example() -> str:
+    """The judge prices file the pages show (docs/report.md), which a block's ``--judge-prices prices.yaml`` reads."""
+    texts = [page.read_text(encoding="utf-8") for page in PAGES]
+    (prices,) = [b for text in texts for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "batch_" in b]
+    return prices
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("index", RUN_BLOCKS, ids=[f"README-line-{BLOCKS[i].start_line}" for i in RUN_BLOCKS])
-def test_the_readme_block_runs_as_written(index: int, synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("page", "index"), RUN_BLOCKS, ids=[f"{p}-line-{PAGE_BLOCKS[p][i].start_line}" for p, i in RUN_BLOCKS]
+)
+def test_the_block_runs_as_written(page: str, index: int, synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
     shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
-    (prices,) = [b for b in re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S) if "batch_" in b]
-    (tmp_path / "prices.yaml").write_text(prices)
+    (tmp_path / "prices.yaml").write_text(prices_example())
     env = user_env(**synthetic_notes.env(), PATH=f"{BIN}:{user_env().get('PATH', '')}")
-    for earlier in [BLOCKS[i] for i in OTHER_BLOCKS if i < index]:  # what the README exported before this block
+    blocks = PAGE_BLOCKS[page]
+    for earlier in [blocks[i] for p, i in OTHER_BLOCKS if p == page and i < index]:  # exported before this block
         for line in earlier.commands:
             for step in steps_of(line):
                 if step.kind == "export":
                     name, value = step.command.removeprefix("export ").split("=", 1)
                     (env[name],) = shlex.split(value)
-    for line in BLOCKS[index].commands:
+    for line in blocks[index].commands:
         for step in steps_of(line):
             if step.kind == "export":
                 name, value = step.command.removeprefix("export ").split("=", 1)

@@ -295,5 +295,5 @@ def test_figure_draws_ceiling_and_floor_with_models_between(audit_report: Path) 
     assert set(lines) >= {"truncated", "padded"}
     assert pd.notna(rows.loc[rows["model"] == STRONG, "reward"]).all()
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
-    if keep:  # the README's audit figure
+    if keep:  # docs/report.md's audit figure
         shutil.copy(audit_report / "leaderboard.png", Path(keep) / "report_audit.png")

@@ -75,7 +75,7 @@ def test_leaderboard_csv_carries_the_panels_auroc_beside_each_model(blind: tuple
     board = read(blind[1], "leaderboard")
     assert len(board) == 5 and (board["panel_auroc"] == 0.5).all()
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
-    if keep:  # the README's figure of a blind panel
+    if keep:  # docs/report.md's figure of a blind panel
         shutil.copy(blind[1] / "leaderboard.png", Path(keep) / "report_blind.png")
 
 

@@ -142,7 +142,7 @@ def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_pat
             assert _shown(page) == ["n6.txt", "n8.txt", "n5.txt", "n7.txt"]
             page.select_option("#filter-model", "")
             assert _shown(page) == ["n6.txt", "n7.txt", "n5.txt", "n8.txt"]
-            page.screenshot(path=str(tmp_path / "review.png"))  # the README's: a specialty, every model
+            page.screenshot(path=str(tmp_path / "review.png"))  # docs/report.md's: a specialty, every model
             page.select_option("#filter-section", "PLAN")
             assert _shown(page) == ["n7.txt", "n5.txt"]
             page.select_option("#filter-specialty", "")
@@ -154,7 +154,7 @@ def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_pat
             browser.close()
     assert requests and all(url.startswith("file://") for url in requests), requests
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
-    if keep:  # how the README's screenshot was made
+    if keep:  # how docs/report.md's screenshot was made
         shutil.copy(tmp_path / "review.png", Path(keep) / "review.png")
 
 
@@ -287,6 +287,6 @@ def test_one_and_three_judge_pages_in_headless_chromium(
         finally:
             browser.close()
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
-    if keep:  # the README's review screenshots
+    if keep:  # docs/report.md's review screenshots
         for name in ("review.png", "review_one_judge.png"):
             shutil.copy(tmp_path / name, Path(keep) / name)

@@ -25,7 +25,7 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from helm_mtsamples_ext.failure_reasons import reasons_text, record_failures
-from helm_mtsamples_ext.judges.exchange import CONTEXT_FAILURE
+from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
 from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.run_spec import RunEntryArgs
 from helm_mtsamples_ext.same_verdict import without_same_verdicts

@@ -21,7 +21,7 @@ from helm_mtsamples_ext.judges.endpoints import (
     register_endpoint_deployment,
     scrub,
 )
-from helm_mtsamples_ext.judges.exchange import REPLY_CAP, STORED_REPLY_CAP
+from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, STORED_REPLY_CAP
 from tests.servers.judge import Behaviour, JudgeServer
 
 KEY = "sk-secret-echoed-4242abcd"

@@ -10,8 +10,9 @@ internals used here), so the annotator's ordinary direct pass afterwards replays
 goes the ordinary way: repair turns and format fallbacks as direct calls; requests of an expired,
 failed or cancelled batch as direct calls; a request the error file names becomes a named failure.
 
-Submitted batches are written down (``<HELM cache dir>/mtsamples_batches/<endpoint>.json``) before
-anything waits on them, so a killed run re-attaches to them instead of submitting (and paying) again.
+Submitted batches are written down (``<HELM cache dir>/mtsamples_batches/<endpoint>.json``, batch_ledger.py)
+before anything waits on them, so a killed run re-attaches to them instead of submitting (and paying) again.
+The Batch API's lines, ids, limits and calls are batch_api.py's.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def is_cached(cache: Any, key: Mapping[str, Any]) -> bool:
 
 @dataclass
 class BatchSettings:
+    """How a run waits on its batches (polls doubling from ``poll_first`` to ``poll_cap``, never past
+    ``max_wait``) and what it does with what they leave unanswered; the clock is a parameter for the tests."""
+
     poll_first: float = 1.0
     poll_cap: float = 60.0
     max_wait: float = 26 * 3600.0  # the API's 24 h window and then some

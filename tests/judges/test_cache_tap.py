@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from helm_mtsamples_ext.judges.cache_tap import CacheTap
-from tests.judges.test_classify import http_request, status_error
+from tests.judges.sdk_errors import http_request, status_error
 
 
 class FakeCache:

@@ -9,19 +9,7 @@ import pytest
 from helm.common.request import ErrorFlags, GeneratedOutput, RequestResult
 
 from helm_mtsamples_ext.judges.classify import Sent, classify
-
-URL = "http://127.0.0.1/v1/chat/completions"
-
-
-def http_request() -> httpx.Request:
-    return httpx.Request("POST", URL)
-
-
-def status_error(status: int, headers: dict[str, str] | None = None, body: str = "error") -> openai.APIStatusError:
-    """The exception the OpenAI SDK raises for an HTTP error: its own subclass for the status."""
-    response = httpx.Response(status, headers=headers, request=http_request(), json={"error": {"message": body}})
-    client = openai.OpenAI(api_key="EMPTY", base_url="http://127.0.0.1/v1")
-    return client._make_status_error_from_response(response)
+from tests.judges.sdk_errors import http_request, status_error
 
 
 def failed(error: BaseException | str, flags: ErrorFlags | None = None) -> RequestResult:

@@ -44,7 +44,8 @@ from helm_mtsamples_ext.judges.prompt import PROMPT_STYLES, build_prompt, strip_
 from helm_mtsamples_ext.masking import reachable_keys
 from helm_mtsamples_ext.model_check import hosted_key_hint
 from helm_mtsamples_ext.panel import JudgeSpec
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, FAILED, OK, RESERVED_KEYS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, FAILED, OK, RESERVED_KEYS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 def _endpoint_positions(panel: list[JudgeSpec]) -> list[tuple[int, str]]:

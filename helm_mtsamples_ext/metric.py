@@ -12,7 +12,6 @@ agree (Krippendorff's alpha, ordinal) once per run.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
@@ -25,13 +24,11 @@ from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
 from helm_mtsamples_ext.failure_reasons import reasons_text, record_failures
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
-from helm_mtsamples_ext.record import NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
 from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import (
-    ANNOTATION_KEY,
-    DIMENSIONS,
     EMPTY_ANSWER,
     JUDGE_FAILURE_RATE,
     JUDGE_FAILURES,
@@ -48,6 +45,8 @@ from helm_mtsamples_ext.scoring import (
     rating_matrix,
     score_note,
 )
+from helm_mtsamples_ext.stat_metadata import metric_metadata
+from helm_mtsamples_ext.unjudged import Unjudged, failure_kinds
 
 DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 
@@ -55,140 +54,6 @@ DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 class UnjudgedNotesError(RuntimeError):
     """More notes went unjudged than the run entry's ``max_unjudged`` allows: the run fails (HELM lists it
     under "Failed runs" and helm-run exits non-zero) instead of reporting a reward over the rest."""
-
-
-def _kind(text: str) -> str:
-    return text.split(":")[0].strip()
-
-
-def failure_kinds(records: Sequence[object]) -> Counter[str]:
-    """How often each judge failed for each kind of reason (the reason's text before its first ':'), as
-    "judge: kind"; "no valid dimension" names why its dimensions were invalid, so an echoing judge says so."""
-    kinds: Counter[str] = Counter()
-    for raw in records:
-        record = raw if isinstance(raw, NoteRecord) else NoteRecord.from_dict(raw)
-        if record is None:
-            kinds["no annotation"] += 1
-            continue
-        for name, entry in record.judges.items():
-            if record.judge_failed(name):
-                kind = _kind(record.failure_of(name))
-                invalid = sorted({_kind(why) for why in entry.invalid.values()})
-                if kind == "no valid dimension" and invalid:
-                    kind += f" ({'; '.join(invalid)})"
-                kinds[f"{name}: {kind}"] += 1
-    return kinds
-
-
-REWARD_GROUP = "mtsamples_procedures_reward"
-PER_JUDGE_GROUP = "mtsamples_procedures_per_judge"
-RELIABILITY_GROUP = "mtsamples_procedures_judge_reliability"
-
-
-def metric_metadata(judge_names: Sequence[str]) -> list[MetricMetadata]:
-    """Display metadata of every stat the metric can emit for this panel (the schema copies it)."""
-    dims = [
-        MetricMetadata(
-            name=dimension_stat_name(d),
-            display_name=f"Judge {d} (1-5)",
-            short_display_name=d.capitalize(),
-            description=f"Mean {d} score (1-5) given by the judges with a valid {d} score for the note.",
-            lower_is_better=False,
-            group=REWARD_GROUP,
-        )
-        for d in DIMENSIONS
-    ]
-    judges = [
-        MetricMetadata(
-            name=stat_name,
-            display_name=f"Reward by {j}",
-            short_display_name=f"Reward ({j})",
-            description=f"Reward (0-1) given by judge {j} alone, over the notes it scored "
-            "(0 for empty answers); notes it failed on are left out.",
-            lower_is_better=False,
-            group=PER_JUDGE_GROUP,
-        )
-        for j, stat_name in judge_reward_stat_names(judge_names).items()
-    ]
-    alphas = [
-        MetricMetadata(
-            name=alpha_stat_name(d),
-            display_name=f"Judge agreement on {d} (Krippendorff's alpha)",
-            short_display_name=f"Alpha {d}",
-            description=f"Krippendorff's alpha (ordinal) of the judges' {d} scores over the run's notes; "
-            "1 is perfect agreement, 0 is chance. Absent when undefined (one judge, no variation).",
-            lower_is_better=None,
-            group=RELIABILITY_GROUP,
-        )
-        for d in DIMENSIONS
-    ]
-    return [
-        MetricMetadata(
-            name=REWARD,
-            display_name="Reward (0-1)",
-            short_display_name="Reward",
-            description="Mean over judges of the mean of score/5 over Accuracy, Completeness and Clarity; "
-            "notes no judge could score are left out (see Unjudged), empty answers score 0.",
-            lower_is_better=False,
-            group=REWARD_GROUP,
-        ),
-        *dims,
-        MetricMetadata(
-            name=JURY_SCORE,
-            display_name="Jury score (1-5, as MedHELM)",
-            short_display_name="Jury Score",
-            description="MedHELM's number for this scenario: the mean of every valid 1-5 score over judges and "
-            "dimensions (HELM's LLM jury mean, without its int() truncation); notes no judge could score are left "
-            "out, empty answers score 1.",
-            lower_is_better=False,
-            group=REWARD_GROUP,
-        ),
-        *judges,
-        MetricMetadata(
-            name=JUDGE_FAILURES,
-            display_name="Judge failures per note",
-            short_display_name="Judge failures",
-            description="Mean number of judges per note whose call failed or whose reply had no valid score.",
-            lower_is_better=None,
-            group=RELIABILITY_GROUP,
-        ),
-        MetricMetadata(
-            name=JUDGE_FAILURE_RATE,
-            display_name="Judge failure rate",
-            short_display_name="Failure rate",
-            description="Share of judge calls that failed or gave no valid score.",
-            lower_is_better=None,
-            group=RELIABILITY_GROUP,
-        ),
-        MetricMetadata(
-            name=SAME_VERDICT_RATE,
-            display_name="Same verdict for different answers",
-            short_display_name="Same verdict",
-            description="Share of judge verdicts that the judge gave, scores and explanations alike, to three or "
-            "more different answers in the run: a judge not reading the answer. Such verdicts count for nothing "
-            "(they are among the judge failures).",
-            lower_is_better=None,
-            group=RELIABILITY_GROUP,
-        ),
-        MetricMetadata(
-            name=UNJUDGED,
-            display_name="Unjudged notes",
-            short_display_name="Unjudged",
-            description="Share of notes that no judge could score; they have no reward.",
-            lower_is_better=None,
-            group=RELIABILITY_GROUP,
-        ),
-        MetricMetadata(
-            name=EMPTY_ANSWER,
-            display_name="Empty answers",
-            short_display_name="Empty",
-            description="Share of notes where the model's answer was empty (after removing <think> blocks); "
-            "they score 0.",
-            lower_is_better=True,
-            group=RELIABILITY_GROUP,
-        ),
-        *alphas,
-    ]
 
 
 def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[Stat]:
@@ -286,8 +151,7 @@ class MTSamplesProceduresMetric(Metric):
             hwarn(f"{len(failures)} of {calls} judge calls failed: {reasons_text(failures)}")
 
     def _warn_if_unjudged(self, scenario_state: ScenarioState) -> None:
-        """HELM's built-in scores an unjudged run as all 1s and exits 0; ours says plainly what happened, and
-        fails the run past ``max_unjudged`` so scripts and CI do not read a half-judged run as a result."""
+        """Say how many notes no judge could score and why (unjudged.py); past ``max_unjudged``, fail the run."""
         states = [s for s in scenario_state.request_states if s.reference_index is None]
         notes = [self._score(s, warn=False) for s in states]
         unjudged = sum(note.unjudged for note in notes)
@@ -298,32 +162,10 @@ class MTSamplesProceduresMetric(Metric):
             for s, n in zip(states, notes, strict=True)
             if n.unjudged
         ]
-        kinds = failure_kinds(records)
-
-        def too_long_for_context(kind: str) -> bool:  # kinds read "judge: reason"
-            return kind.partition(": ")[2].startswith(CONTEXT_FAILURE)
-
-        too_long = sum(count for kind, count in kinds.items() if too_long_for_context(kind))
-        fixable = Counter({kind: count for kind, count in kinds.items() if not too_long_for_context(kind)})
-        reasons = ", ".join(f"{kind} ×{count}" for kind, count in fixable.most_common(3))
-        context = (
-            f"{too_long} judge calls had a {CONTEXT_FAILURE}, which no re-run fixes: give the judge a larger "
-            "context or use a judge with one"
-            if too_long
-            else ""
-        )
-        summary = f"{unjudged} of {len(notes)} notes have no reward: every judge failed on them"
-        summary += f" ({'; '.join(part for part in (reasons, context) if part)})"
-        if unjudged / len(notes) > self.max_unjudged:
-            rerun = (
-                " Re-running the same command makes only the failed judge calls (the rest replay from HELM's cache);"
-                if fixable
-                else ""
-            )
-            raise UnjudgedNotesError(
-                f"{summary}; max_unjudged={self.max_unjudged:g}.{rerun} max_unjudged=1 reports such notes instead."
-            )
-        hwarn(f"{summary}; the reasons are in each note's '{ANNOTATION_KEY}' annotation")
+        report = Unjudged(unjudged, len(notes), failure_kinds(records))
+        if report.fails_run(self.max_unjudged):
+            raise UnjudgedNotesError(report.error(self.max_unjudged))
+        hwarn(report.warning())
 
     def agreement_stats(self, scenario_state: ScenarioState) -> list[Stat]:
         """Krippendorff's alpha per dimension, one per split/perturbation context like HELM's own stats."""

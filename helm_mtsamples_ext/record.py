@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
-DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
-"""The rubric's dimensions, in the order every record and table lists them."""
 ANNOTATION_KEY = names.ANNOTATION_KEY
 FAILED_JUDGES = "failed_judges"
 ANSWER = "answer"
@@ -46,7 +45,7 @@ TOKENS_IN, TOKENS_OUT = "tokens_in", "tokens_out"
 @dataclass(frozen=True)
 class JudgeEntry:
     """One judge's verdict on one note. ``scores`` holds what was recorded (None where a dimension was
-    invalid); whether a score counts is ``scoring.normalise_score``'s call, not the record's."""
+    invalid); whether a score counts is ``rubric.normalise_score``'s call, not the record's."""
 
     scores: dict[str, Any] = field(default_factory=dict)
     explanations: dict[str, str] = field(default_factory=dict)

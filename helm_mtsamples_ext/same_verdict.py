@@ -21,7 +21,8 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
-from helm_mtsamples_ext.record import DIMENSIONS, FAILED, NoteRecord
+from helm_mtsamples_ext.record import FAILED, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MIN_ANSWERS = 3
 """Different answers one verdict must be given to before it is taken as a judge not reading the answer. Two

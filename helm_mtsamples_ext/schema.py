@@ -7,7 +7,7 @@ Why a generated one: per-judge rewards are named after the judge (mtsamples_proc
 so a static schema can only name known panels. helm-summarize warns "metric name ... undefined" for a
 stat the schema does not define, and "does not have any stat matched by ..." for a column some run does
 not emit. The generated schema is the shipped one plus the metric definitions of every panel in the
-suite (from metric.metric_metadata, the same texts --auto-generate-schema uses), with the optional
+suite (from stat_metadata.metric_metadata, the same texts --auto-generate-schema uses), with the optional
 columns (per-judge rewards, Krippendorff's alphas, which are absent by design for some runs) kept only
 where every run of the suite has them, so `--schema-validation error` runs without either warning.
 The shipped schema is package data, so the printed path is the installed copy, not a checkout's.
@@ -88,8 +88,8 @@ def _metric_entry(metadata: Any) -> dict[str, Any]:
 
 def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[str, Any], list[str]]:
     """The shipped schema adapted to these runs, and a note for each column left out (with why) or stat guessed."""
-    from helm_mtsamples_ext.metric import PER_JUDGE_GROUP, metric_metadata
     from helm_mtsamples_ext.scoring import run_stat_names
+    from helm_mtsamples_ext.stat_metadata import PER_JUDGE_GROUP, metric_metadata
 
     schema = copy.deepcopy(base)
     defined = {m["name"] for m in schema["metrics"]}

@@ -4,7 +4,8 @@ The metric (metric.py) and the report module both score the annotator's per-note
 these functions, so a number in a HELM stats file and a number in report.md cannot drift apart.
 
 The rules, in one place:
-- a judge's dimension counts only if its score is an integer 1-5 (4, 4.0 and "4" are all 4);
+- a judge's dimension counts only if its score is an integer 1-5 (4, 4.0 and "4" are all 4:
+  ``rubric.normalise_score``);
 - a judge counts only if it did not fail and gave at least one valid dimension; its reward is the
   mean of score/5 over its valid dimensions;
 - the note's reward is the mean over counting judges, and does not exist when none counted: a
@@ -16,21 +17,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 
 import krippendorff
 import numpy as np
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, NoteRecord
+from helm_mtsamples_ext.record import NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, normalise_score
 from helm_mtsamples_ext.same_verdict import is_same_verdict
-
-__all__ = ["ANNOTATION_KEY", "DIMENSIONS"]  # re-exported: the record owns them, scoring's users read them here
-
-MIN_SCORE = 1
-MAX_SCORE = 5
 
 PREFIX = names.STAT_PREFIX
 REWARD = f"{PREFIX}_reward"
@@ -91,34 +87,6 @@ def instance_stat_names(judge_names: Sequence[str]) -> list[str]:
 def run_stat_names() -> list[str]:
     """Every run-level stat name the metric can emit."""
     return [alpha_stat_name(d) for d in DIMENSIONS]
-
-
-def normalise_score(value: object) -> int | None:
-    """The score as an int 1-5, or None when it is not one (booleans, 4.5, "four", 0, 6, NaN...).
-
-    The annotator already normalises; this second check keeps a hand-edited or older record from
-    sneaking a 4.5 or a 0 into the reward.
-    """
-    if isinstance(value, Mapping):
-        value = value.get("score")
-    if value is None or isinstance(value, bool):
-        return None
-    number: float
-    if isinstance(value, Integral):
-        number = float(int(value))
-    elif isinstance(value, Real):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    if not math.isfinite(number) or not number.is_integer():
-        return None
-    score = int(number)
-    return score if MIN_SCORE <= score <= MAX_SCORE else None
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from helm.common.request import ErrorFlags, RequestResult
 from helm_mtsamples_ext.annotator import JudgeAnnotator
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
 from helm_mtsamples_ext.judges.endpoints import endpoint_deployment_name
-from helm_mtsamples_ext.judges.prompt import DIMENSIONS
 from helm_mtsamples_ext.record import ANNOTATION_KEY
+from helm_mtsamples_ext.rubric import DIMENSIONS
 from tests.servers.judge import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
 

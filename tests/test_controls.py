@@ -58,7 +58,7 @@ from helm_mtsamples_ext.controls_client import (
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from helm_mtsamples_ext.scenario import build_instances
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
-from tests.e2e.test_pipeline import helm_tool, request_states, stat, user_env
+from tests.e2e.helm_tools import helm_tool, request_states, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.synthetic_notes import HELM_INSTANCES, SECTIONS_INSTANCES, SyntheticNotes
 

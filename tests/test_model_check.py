@@ -17,7 +17,7 @@ from helm_mtsamples_ext.model_check import (
     resolve_model,
     unknown_model_line,
 )
-from tests.e2e.test_pipeline import BIN, P, user_env
+from tests.e2e.helm_tools import BIN, P, user_env
 
 HELM = str(check_distribution())
 KEY_LINE = (

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.record import DIMENSIONS, RESERVED_KEYS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.record import RESERVED_KEYS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 OK_ENTRY: dict[str, Any] = {
     "accuracy": {"score": 4, "explanation": "sound"},

@@ -14,11 +14,11 @@ import pytest
 from helm.benchmark.presentation.schema import Schema, read_schema, validate_schema
 
 from helm_mtsamples_ext import schema as schema_module
-from helm_mtsamples_ext.metric import metric_metadata
 from helm_mtsamples_ext.run_spec import resolve_judges
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
 from helm_mtsamples_ext.schema import METRIC_CLASS, SCENARIO_CLASS, SCHEMA_PATH
 from helm_mtsamples_ext.scoring import JURY_SCORE, REWARD, instance_stat_names, run_stat_names
+from helm_mtsamples_ext.stat_metadata import metric_metadata
 
 # MedHELM's three-vendor jury, read from the file HELM itself ships.
 HELM_JURY = str(resources.files("helm.benchmark.scenarios.medhelm").joinpath("judges.yaml"))
@@ -215,7 +215,7 @@ def test_the_suites_judge_audit_is_in_the_leaderboards_description_through_real_
     """A blind panel (AUROC 0.5) and a model above the clinician's plan: helm-summarize's groups_metadata.json,
     which helm-server shows above the leaderboard, carries both warnings under our run groups; stdout stays the
     schema's path alone."""
-    from tests.e2e.test_pipeline import helm_tool, user_env
+    from tests.e2e.helm_tools import helm_tool, user_env
     from tests.report.test_audit_warnings import CEILING_LINE, PANEL_LINE, blind_suite
 
     blind_suite(tmp_path)

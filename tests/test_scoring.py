@@ -1,10 +1,13 @@
-"""The jury score MedHELM shows (NoteScores.mean_score): every valid 1-5 score pooled, nothing made up."""
+"""The reward arithmetic: any record scores in range, and the jury score MedHELM shows (NoteScores.mean_score)
+pools every valid 1-5 score, nothing made up."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from helm_mtsamples_ext.scoring import score_note
 
@@ -19,6 +22,23 @@ def ok(accuracy: Any, completeness: Any, clarity: Any) -> dict[str, Any]:
 
 
 FAILED = {"status": "failed", "failure": "call error: timeout"}
+
+scores = st.one_of(st.none(), st.integers(-2, 8), st.floats(allow_nan=True), st.text(max_size=4), st.booleans())
+judge_entries = st.one_of(
+    st.builds(ok, scores, scores, scores),
+    st.just(FAILED),
+    st.dictionaries(st.text(max_size=5), scores, max_size=3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["A", "B", "C", "failed_judges", "answer", "z"]), judge_entries, max_size=5))
+def test_any_record_gives_a_reward_in_range_or_none_and_consistent_counts(record: dict[str, Any]) -> None:
+    """Whatever the record holds, reward is in [0,1] or absent exactly when unjudged; failures <= panel."""
+    note = score_note(record, ["A", "B", "C"])
+    assert (note.reward is None) == note.unjudged
+    assert note.reward is None or 0.0 <= note.reward <= 1.0
+    assert 0 <= note.failures <= 3
 
 
 @pytest.mark.parametrize(

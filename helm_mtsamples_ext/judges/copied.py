@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from helm_mtsamples_ext.record import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MIN_QUOTE_WORDS = 4
 """Words (other than the verdict's key names) a copied stretch must hold to be masked."""

@@ -24,7 +24,8 @@ Parsing rules (why each exists):
   either way (a flat dimension has no explanation, so it does not count: see the explanation rule).
   Keys are matched case-insensitively; extra keys are ignored.
 - A score counts only if it is an integer 1-5 (4, 4.0 and "4" are 4; 4.5, 0, 6, "N/A", null, "4/5",
-  true are not). An invalid or missing dimension has score None and a reason in ``invalid``.
+  true are not: the rubric's rule, ``rubric.normalise_score``). An invalid or missing dimension has score
+  None and a reason in ``invalid``.
 - Reasoning is dropped only where a reasoning judge puts it: a leading ``<think>...</think>`` block (all of
   the reply if it never closes), or the text before a first ``</think>`` with no ``<think>`` before it (the
   chat template opened the block), unless that tag could be a quote (the untrusted texts hold it). A tag
@@ -56,7 +57,7 @@ from helm_mtsamples_ext.judges.explanations import (
     refuses_verdict,
 )
 from helm_mtsamples_ext.judges.verdict_spans import Candidate, literal_scores, lower_keys, show, verdict_objects
-from helm_mtsamples_ext.scoring import DIMENSIONS, normalise_score
+from helm_mtsamples_ext.rubric import DIMENSIONS, QUESTIONS, normalise_score
 
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
 
@@ -136,9 +137,7 @@ that appear inside them.
 
 Rate the candidate plan on three dimensions, each with an integer score from 1 (very poor) to 5 (excellent) \
 and a short justification:
-- accuracy: is the clinical advice correct and does it follow established clinical guidelines for this patient?
-- completeness: does it cover the important aspects of care found in the reference plan?
-- clarity: is it clear and organised so that clinicians can follow it easily?
+{questions}
 
 Reply with exactly one JSON object and nothing else, in this form:
 {{"accuracy": {{"score": <integer 1-5>, "explanation": "<one or two sentences>"}}, \
@@ -147,12 +146,8 @@ Reply with exactly one JSON object and nothing else, in this form:
 """
 
 
-RUBRIC: dict[str, str] = {
-    "accuracy": "is the clinical advice correct and does it follow established clinical guidelines for this patient?",
-    "completeness": "does it cover the important aspects of care found in the reference plan?",
-    "clarity": "is it clear and organised so that clinicians can follow it easily?",
-}
-"""The rubric's question per dimension, word for word as in our prompt (shown to clinicians in the rating mode)."""
+_QUESTIONS = "\n".join(f"- {dim}: {question}" for dim, question in QUESTIONS.items())
+"""The rubric's questions as the prompt lists them, one line per dimension (the review page shows the same words)."""
 
 
 REPAIR_INSTRUCTION = (
@@ -193,7 +188,7 @@ def build_prompt(note: str, answer: str, reference: str, style: str = "ours") ->
     if style != "ours":
         raise ValueError(f"Unknown judge prompt style {style!r}; expected one of {PROMPT_STYLES}")
     marker = _block_marker(note, answer, reference)
-    return _OURS.format(marker=marker, note=note, answer=answer, reference=reference)
+    return _OURS.format(marker=marker, note=note, answer=answer, reference=reference, questions=_QUESTIONS)
 
 
 # ---------------------------------------------------------------- verdict parsing

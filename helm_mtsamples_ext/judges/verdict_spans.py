@@ -13,7 +13,7 @@ from typing import Any
 
 import json_repair
 
-from helm_mtsamples_ext.scoring import DIMENSIONS, normalise_score
+from helm_mtsamples_ext.rubric import DIMENSIONS, normalise_score
 
 
 def show(value: Any) -> str:

@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 def wrap_name(name: str, width: int = 28) -> str:

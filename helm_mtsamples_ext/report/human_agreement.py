@@ -14,9 +14,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helm_mtsamples_ext.report.agreement import bias, icc_3_1, kendall, quadratic_kappa, round_half_up, spearman, with_ci
+from helm_mtsamples_ext.report.agreement import (
+    bias,
+    icc_3_1,
+    kendall,
+    quadratic_kappa,
+    round_half_up,
+    spearman,
+    with_ci,
+)
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
-from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha, ratings_matrix
+from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 
 PANEL_ROW = "(panel)"
 CLINICIANS_ROW = "(clinicians)"

@@ -12,7 +12,6 @@ from pathlib import Path
 import pandas as pd
 from helm.common.hierarchical_logger import hlog
 
-from helm_mtsamples_ext.record import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.figure import write_figure
@@ -20,6 +19,7 @@ from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
 from helm_mtsamples_ext.report.review import write_review
 from helm_mtsamples_ext.report.tables import audit_lines
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 FIGURE_NAME = "leaderboard.png"
 INSTANCE_COLUMNS = [

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from helm_mtsamples_ext.report.audit import control_kind
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 DISAGREEMENT_WEIGHT = 4.0
 STRATA = ["model", "specialty"]

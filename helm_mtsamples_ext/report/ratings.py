@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from helm_mtsamples_ext.scoring import DIMENSIONS, MAX_SCORE, MIN_SCORE
+from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
 COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")
 """The exported file's header, in order (the review page's Export writes exactly these)."""

@@ -10,7 +10,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
 """Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""

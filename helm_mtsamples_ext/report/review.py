@@ -21,9 +21,8 @@ import jinja2
 import pandas as pd
 
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
-from helm_mtsamples_ext.judges.prompt import RUBRIC
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingItem, RatingRound, rating_items
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS, QUESTIONS
 
 TEMPLATE = "review.html.j2"
 FOLD_LINES = 4
@@ -212,7 +211,7 @@ def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVE
             sections=sorted({n.section for n in notes}),
             dimensions=DIMENSIONS,
             rating=rating,
-            rubric=RUBRIC,
+            rubric=QUESTIONS,
             several_judges=several_judges(instances),
         )
     )

@@ -13,7 +13,8 @@ from typing import Any
 
 from helm.benchmark.scenarios.scenario import CORRECT_TAG
 
-from helm_mtsamples_ext.record import ANNOTATION_KEY, DIMENSIONS, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring import score_note
 from helm_mtsamples_ext.sections import specialty_of
 

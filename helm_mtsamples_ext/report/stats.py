@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from helm_mtsamples_ext.scoring import DIMENSIONS, ordinal_alpha, ratings_matrix
+from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 
 KEYS = ["panel", "model"]
 """A leaderboard row: results of different judge panels are never pooled."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_pipeline import P, helm_tool, kill_helm_run_once, request_states, run_dir, stat, user_env
+from tests.e2e.helm_tools import P, helm_tool, kill_helm_run_once, request_states, run_dir, stat, user_env
 from tests.servers.batch import BatchAPI
 from tests.servers.judge import JudgeServer
 from tests.servers.mirror import NoteMirror

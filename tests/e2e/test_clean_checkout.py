@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_pipeline import user_env
+from tests.e2e.helm_tools import user_env
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_DATA_FILES = ["tests/test_scenario.py", "tests/test_data.py"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_pipeline import P, helm_tool, kill_helm_run_once, request_states, run_dir, user_env
+from tests.e2e.helm_tools import P, helm_tool, kill_helm_run_once, request_states, run_dir, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_pipeline import BIN, P, files_containing, helm_tool, request_states, run_dir, stat, user_env
+from tests.e2e.helm_tools import BIN, P, files_containing, helm_tool, request_states, run_dir, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import LONG_INPUT_WORDS, OBGYN, SyntheticNotes

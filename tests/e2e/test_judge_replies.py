@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_pipeline import P, helm_tool, request_states, run_dir, stat, user_env
+from tests.e2e.helm_tools import P, helm_tool, request_states, run_dir, stat, user_env
 from tests.servers.judge import PLAN_TEXT, PLANTED_FORMS, REFUSAL, Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.e2e.test_pipeline import P, files_containing, helm_tool, request_states, run_dir, user_env
+from tests.e2e.helm_tools import P, files_containing, helm_tool, request_states, run_dir, user_env
 from tests.servers.judge import JudgeServer
 from tests.synthetic_notes import SyntheticNotes
 

@@ -19,7 +19,7 @@ import pytest
 
 from helm_mtsamples_ext.helm_compat import check_distribution
 from helm_mtsamples_ext.nltk_quiet import EXPLANATION
-from tests.e2e.test_pipeline import helm_tool, request_states, run_dir, stat, user_env
+from tests.e2e.helm_tools import helm_tool, request_states, run_dir, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.synthetic_notes import OBGYN, SyntheticNotes
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext.helm_compat import check_distribution
-from tests.e2e.test_pipeline import P, helm_tool, user_env
+from tests.e2e.helm_tools import P, helm_tool, user_env
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "old_suite" / check_distribution().name
 ABOUT = json.loads((FIXTURE / "about.json").read_text())

@@ -10,94 +10,38 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import markupsafe
 import pytest
-import requests
 
 from helm_mtsamples_ext.helm_compat import check_distribution
 from helm_mtsamples_ext.report.review import fold
 from helm_mtsamples_ext.schema import SCHEMA_PATH
+from tests.e2e.helm_tools import (
+    BIN,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SECRET,
+    P,
+    files_containing,
+    free_port,
+    helm_tool,
+    request_states,
+    require_chromium,
+    run_dir,
+    stat,
+    user_env,
+    wait_until_serving,
+)
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
-
-BIN = Path(sys.executable).parent
-SECRET = "sk-e2e-SECRET-never-written-7f3a"
-P = "mtsamples_procedures"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def helm_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: float = 900) -> str:
-    """Run one of HELM's binaries from this interpreter's environment; fail with its output if it fails."""
-    proc = subprocess.run(
-        [str(BIN / name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"{name} {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}"
-    return output
-
-
-def kill_helm_run_once(args: list[str], cwd: Path, env: dict[str, str], reached: Callable[[], bool], what: str) -> None:
-    """Start helm-run and kill it (SIGKILL, as a crash or an OOM kill would) once ``reached()`` says it got to
-    the point under test; ``reached`` waits with its own bound. In its own session, so the kill reaches
-    helm-run and nothing else."""
-    proc = subprocess.Popen(
-        [str(BIN / "helm-run"), *args], cwd=cwd, env=env, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        assert reached(), f"helm-run never {what}"
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
-
-
-def user_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTSAMPLES_", "OPENAI_", "JUDGE_"))}
-    env.update(extra)
-    return env
-
-
-def run_dir(out: Path, suite: str) -> Path:
-    (found,) = [p for p in (out / "runs" / suite).iterdir() if p.name.startswith(f"{P}:")]
-    return found
-
-
-def request_states(run: Path) -> list[dict[str, Any]]:
-    return json.loads((run / "scenario_state.json").read_text())["request_states"]
-
-
-def stat(run: Path, name: str) -> dict[str, Any]:
-    for s in json.loads((run / "stats.json").read_text()):
-        n = s["name"]
-        if n["name"] == name and n.get("split") == "test" and not n.get("perturbation"):
-            return s
-    raise AssertionError(f"no test-split stat {name} in {run / 'stats.json'}")
-
-
-def files_containing(root: Path, needle: str) -> list[Path]:
-    return [p for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 
 
 @pytest.fixture(scope="module")
@@ -208,36 +152,10 @@ def test_panel_of_misbehaving_judges_is_recorded_judge_by_judge(mirror: NoteMirr
     assert stat(run, f"{P}_unjudged")["mean"] == 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_until_serving(url: str, server: subprocess.Popen[bytes], attempts: int = 300) -> None:
-    """Poll the server's front page, bounded; fail at once if the server process died."""
-    for _ in range(attempts):
-        assert server.poll() is None, "helm-server exited early"
-        try:
-            if requests.get(url, timeout=1).status_code == 200:
-                return
-        except requests.ConnectionError:
-            time.sleep(0.1)
-    raise AssertionError(f"helm-server did not answer at {url}")
-
-
-def _require_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            "Debian's Chromium is needed for the browser check: `apt-get install -y chromium` "
-            "(`.ci/run` installs it; see README, 'Run the tests')."
-        )
-
-
 def test_leaderboard_web_view_and_report_from_real_binaries(mirror: NoteMirror, tmp_path: Path) -> None:
     """helm-run → helm-summarize (our schema, strict) → helm-server → Chromium, and the report, agree
     with rewards computed here from the judges' scripted scores; one judge fails on some notes."""
-    _require_chromium()
+    require_chromium()
 
     a_scores = {"accuracy": 4, "completeness": 3, "clarity": 5}
     b_scores = {"accuracy": 2, "completeness": 2, "clarity": 3}
@@ -304,14 +222,14 @@ def test_leaderboard_web_view_and_report_from_real_binaries(mirror: NoteMirror, 
     assert folded.rest and all(str(markupsafe.escape(part)) in review for part in (folded.head, folded.rest))
 
     # helm-server binds every interface by HELM's design; we only ever reach it at 127.0.0.1.
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(BIN / "helm-server"), "--suite", "web", "-p", str(port)],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         base = f"http://127.0.0.1:{port}/"
-        _wait_until_serving(base, server)
+        wait_until_serving(base, server)
         _check_pages(base, run.name, expected_reward, tmp_path)
     finally:
         server.terminate()

@@ -19,7 +19,7 @@ import pytest
 from helm.benchmark.presentation.run_entry import read_run_entries
 
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
-from tests.e2e.test_pipeline import BIN, P, user_env
+from tests.e2e.helm_tools import BIN, P, user_env
 from tests.servers.judge import JudgeServer
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes

@@ -22,7 +22,7 @@ import pytest
 
 from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.ratings import read_ratings
-from tests.e2e.test_pipeline import CHROMIUM, CHROMIUM_ARGS, _require_chromium
+from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.report.suites import JUDGES, NOTES, STRONG, STRONG_RUN, WEAK, WEAK_RUN, build_main_suite, build_suite
 
 RATER = "Dr Ana Example"
@@ -66,7 +66,7 @@ def _visible_text(page: object) -> str:
 
 @pytest.mark.e2e
 def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled: Path, tmp_path: Path) -> None:
-    _require_chromium()
+    require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     page_path = sampled / "report" / "report.html"
@@ -155,7 +155,7 @@ def test_ratings_belong_to_the_answer_and_exported_cells_are_neutralised_and_re_
     """Rate report A, then open report B: the same suite name and runs, new answers. B opens unrated and says once
     that the browser holds ratings of answers it does not have; neither page exports another's ratings. Every cell
     a spreadsheet would run is exported with a leading quote, and the report reads the comment back as written."""
-    _require_chromium()
+    require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     build_main_suite(tmp_path / "a")

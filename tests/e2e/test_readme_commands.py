@@ -28,7 +28,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.e2e.test_pipeline import BIN, _free_port, _wait_until_serving, user_env
+from tests.e2e.helm_tools import BIN, free_port, user_env, wait_until_serving
 from tests.synthetic_notes import SyntheticNotes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -157,13 +157,13 @@ def run_bash(command: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 def serve_until_answered(command: str, cwd: Path, env: dict[str, str]) -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         ["bash", "-c", f"exec {command} --port {port}"],
         cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        _wait_until_serving(f"http://127.0.0.1:{port}/", server)
+        wait_until_serving(f"http://127.0.0.1:{port}/", server)
     finally:
         server.terminate()
         server.wait(timeout=60)

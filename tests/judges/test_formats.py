@@ -21,7 +21,7 @@ from helm_mtsamples_ext.judges.formats import (
     modes_to_try,
     response_format,
 )
-from helm_mtsamples_ext.scoring import DIMENSIONS
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties"}
 JSON_TYPES: dict[str, Any] = {"object": dict, "string": str}

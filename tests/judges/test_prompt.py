@@ -9,15 +9,8 @@ from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesPr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.judges.prompt import (
-    DIMENSIONS,
-    REPAIR_INSTRUCTION,
-    RUBRIC,
-    build_prompt,
-    normalise_score,
-    parse_verdict,
-    strip_think,
-)
+from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt, parse_verdict, strip_think
+from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
 from tests.states import request_state
 
 
@@ -160,7 +153,6 @@ def test_keys_are_case_insensitive_and_wrappers_are_looked_into() -> None:
 def test_integer_like_scores_count(raw: object, expected: int) -> None:
     """4, 4.0 and "4" are the integer 4."""
     assert scores(verdict(acc=raw)) == {"accuracy": expected, "completeness": 3, "clarity": 5}
-    assert normalise_score(raw) == expected
 
 
 @pytest.mark.parametrize(
@@ -432,8 +424,16 @@ def test_a_single_quoted_dimension_name_in_an_explanation_does_not_hide_a_writte
 
 
 @pytest.mark.parametrize("dimension", DIMENSIONS)
-def test_the_rubric_shown_to_clinicians_is_the_prompts_word_for_word(dimension: str) -> None:
-    assert f"- {dimension}: {RUBRIC[dimension]}\n" in build_prompt("note", "answer", "reference")
+def test_the_prompt_asks_the_rubrics_question_word_for_word(dimension: str) -> None:
+    """The review page shows clinicians the same words (rubric.QUESTIONS), so both answer the same question."""
+    assert f"- {dimension}: {QUESTIONS[dimension]}\n" in build_prompt("note", "answer", "reference")
+
+
+def test_the_prompt_asks_for_the_rubrics_scale() -> None:
+    """The prompt's words are fixed (HELM's cache replays them); this keeps them in step with rubric.py's scale."""
+    prompt = build_prompt("note", "answer", "reference")
+    assert f"an integer score from {MIN_SCORE} (very poor) to {MAX_SCORE} (excellent)" in prompt
+    assert prompt.count(f"<integer {MIN_SCORE}-{MAX_SCORE}>") == len(DIMENSIONS)
 
 
 @pytest.mark.parametrize("outer", ["'", '"'])

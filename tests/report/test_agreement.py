@@ -18,7 +18,15 @@ import math
 import numpy as np
 import pytest
 
-from helm_mtsamples_ext.report.agreement import bias, icc_3_1, kendall, quadratic_kappa, round_half_up, spearman, with_ci
+from helm_mtsamples_ext.report.agreement import (
+    bias,
+    icc_3_1,
+    kendall,
+    quadratic_kappa,
+    round_half_up,
+    spearman,
+    with_ci,
+)
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 
 SETTINGS = BootstrapSettings(n_resamples=200, seed=0)

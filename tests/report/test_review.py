@@ -26,8 +26,8 @@ import pytest
 from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.review import fold, render_review, review_notes, reward_spread
 from helm_mtsamples_ext.report.suite import load_suite
+from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.report.suites import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
-from tests.e2e.test_pipeline import CHROMIUM, CHROMIUM_ARGS, _require_chromium
 
 EVIL = "acme/evil"
 NOTE_SCRIPT = "<script>window.pwnedByNote = 1</script>"
@@ -106,7 +106,7 @@ def _shown(page: object) -> list[str]:
 @pytest.mark.e2e
 def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_path: Path) -> None:
     """Opened from disk in Chromium: no request leaves the file, filters hide notes, the sort orders them."""
-    _require_chromium()
+    require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     report = suite_output / "report" / "report.html"
@@ -250,7 +250,7 @@ def test_one_and_three_judge_pages_in_headless_chromium(
 ) -> None:
     """One judge: no badge, name order, no sort by disagreement; long plans show 4 lines until unfolded;
     controls labelled. Three judges: a disagreement badge per note, sorted largest first."""
-    _require_chromium()
+    require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:

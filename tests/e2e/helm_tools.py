@@ -1,0 +1,113 @@
+"""HELM's real binaries as a user runs them, for the end-to-end tests: run a tool, read what it wrote.
+
+One place for the helpers every end-to-end test shares (the loopback servers are in tests/servers/), so
+each test file reads as a user's session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+BIN = Path(sys.executable).parent
+SECRET = "sk-e2e-SECRET-never-written-7f3a"
+P = "mtsamples_procedures"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def helm_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: float = 900) -> str:
+    """Run one of HELM's binaries from this interpreter's environment; fail with its output if it fails."""
+    proc = subprocess.run(
+        [str(BIN / name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{name} {' '.join(args)} exited {proc.returncode}:\n{output[-4000:]}"
+    return output
+
+
+def kill_helm_run_once(args: list[str], cwd: Path, env: dict[str, str], reached: Callable[[], bool], what: str) -> None:
+    """Start helm-run and kill it (SIGKILL, as a crash or an OOM kill would) once ``reached()`` says it got to
+    the point under test; ``reached`` waits with its own bound. In its own session, so the kill reaches
+    helm-run and nothing else."""
+    proc = subprocess.Popen(
+        [str(BIN / "helm-run"), *args], cwd=cwd, env=env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert reached(), f"helm-run never {what}"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+
+
+def user_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTSAMPLES_", "OPENAI_", "JUDGE_"))}
+    env.update(extra)
+    return env
+
+
+def run_dir(out: Path, suite: str) -> Path:
+    (found,) = [p for p in (out / "runs" / suite).iterdir() if p.name.startswith(f"{P}:")]
+    return found
+
+
+def request_states(run: Path) -> list[dict[str, Any]]:
+    return json.loads((run / "scenario_state.json").read_text())["request_states"]
+
+
+def stat(run: Path, name: str) -> dict[str, Any]:
+    for s in json.loads((run / "stats.json").read_text()):
+        n = s["name"]
+        if n["name"] == name and n.get("split") == "test" and not n.get("perturbation"):
+            return s
+    raise AssertionError(f"no test-split stat {name} in {run / 'stats.json'}")
+
+
+def files_containing(root: Path, needle: str) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_serving(url: str, server: subprocess.Popen[bytes], attempts: int = 300) -> None:
+    """Poll the server's front page, bounded; fail at once if the server process died."""
+    for _ in range(attempts):
+        assert server.poll() is None, "helm-server exited early"
+        try:
+            if requests.get(url, timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    raise AssertionError(f"helm-server did not answer at {url}")
+
+
+def require_chromium() -> None:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            "Debian's Chromium is needed for the browser check: `apt-get install -y chromium` "
+            "(`.ci/run` installs it; see README, 'Run the tests')."
+        )

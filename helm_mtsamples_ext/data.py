@@ -4,7 +4,8 @@ HELM's built-in scenario lists the notes through the GitHub API (rate-limited, u
 them one by one from ``main`` without quoting (``#`` in seven names becomes a URL fragment), never
 checks what it got, and re-encodes the text. Here the file list, sizes and sha256s of the pinned
 commit ship inside the package (``manifest.tsv``), so no listing call is ever made, every byte is
-verified, and a warm cache is read without touching the network at all.
+verified, and a warm cache is read without touching the network at all. Getting each note's bytes (retries,
+mirrors, a host that cannot be reached) is download.py's; here the manifest, the checks and the cache.
 """
 
 from __future__ import annotations
@@ -14,20 +15,17 @@ import hashlib
 import io
 import os
 import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import closing
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from urllib.parse import quote, urlparse
-from urllib.request import url2pathname
 
-import requests
 from helm.common.hierarchical_logger import hlog, hwarn
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential, wait_random
 from tqdm import tqdm
+
+from helm_mtsamples_ext.download import DEFAULT_RETRY, Fetcher, FetchError, HostUnreachable, RetryPolicy, is_http
 
 PINNED_COMMIT = "c4c252443fa9c52afb6960f53e51be278639bea2"
 DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/raulista1997/benchmarkdata/{PINNED_COMMIT}/mtsample_procedure/"
@@ -45,19 +43,6 @@ class ManifestEntry:
     sha256: str
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try one file. Waits are parameters so tests can run with zero backoff."""
-
-    attempts: int = 5
-    wait_initial: float = 0.5
-    wait_max: float = 8.0
-    timeout: float = 30.0
-
-
-DEFAULT_RETRY = RetryPolicy()
-
-
 class DataError(Exception):
     """Some notes could not be obtained intact; `failures` maps each file name to the reason."""
 
@@ -69,27 +54,6 @@ class DataError(Exception):
 class NoteHostUnreachable(DataError):
     """The note host cannot be reached at all (offline, unknown host, refused): no retry can help, and the
     fix is a mirror, so this fails within seconds naming ``MTSAMPLES_PROCEDURES_BASE_URL``."""
-
-
-CONNECT_TIMEOUT = 5.0
-"""Seconds a request may take to connect (a host that drops packets is unreachable within it)."""
-
-
-class _TransientHTTPError(Exception):
-    """A status worth retrying (429, 5xx): the server may answer properly next time."""
-
-
-class _FetchError(Exception):
-    """A failure that retrying cannot fix (other 4xx, missing local file, checksum mismatch)."""
-
-
-# Worth another try: the network or the server may do better next time. A checksum mismatch is not.
-_RETRYABLE = (
-    _TransientHTTPError,
-    requests.ConnectionError,
-    requests.Timeout,
-    requests.exceptions.ChunkedEncodingError,
-)
 
 
 @lru_cache(maxsize=1)
@@ -119,7 +83,7 @@ def load_manifest() -> list[ManifestEntry]:
 def resolve_base_url(explicit: str | None = None) -> str:
     """Explicit argument > `MTSAMPLES_PROCEDURES_BASE_URL` (read now, not at import) > the pinned GitHub URL."""
     base = explicit or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
-    if _is_http(base) and not base.endswith("/"):
+    if is_http(base) and not base.endswith("/"):
         base += "/"
     return base
 
@@ -127,23 +91,6 @@ def resolve_base_url(explicit: str | None = None) -> str:
 def resolve_cache_dir(default: str | Path) -> Path:
     """`MTSAMPLES_PROCEDURES_CACHE_DIR` (read now) > the caller's default (HELM's scenario output path)."""
     return Path(os.environ.get(CACHE_DIR_ENV) or default).expanduser()
-
-
-def note_url(base_url: str, name: str) -> str:
-    """Quote the name: `#`, `&`, spaces and non-ASCII must reach the server as part of the path."""
-    return base_url + quote(name)
-
-
-def _is_http(base: str) -> bool:
-    return urlparse(base).scheme in ("http", "https")
-
-
-def _local_dir(base: str) -> Path:
-    """A `file://` URL or a plain directory path, for mirrors on disk (air-gapped machines)."""
-    parsed = urlparse(base)
-    if parsed.scheme == "file":
-        return Path(url2pathname(parsed.path))
-    return Path(base).expanduser()
 
 
 def _integrity_problem(data: bytes, entry: ManifestEntry) -> str | None:
@@ -182,82 +129,11 @@ def _check_name(name: str) -> None:
         raise DataError(f"unsafe note file name in manifest: {name!r}")
 
 
-class _Fetcher:
-    """Gets one note's bytes from an HTTP mirror (one requests.Session per worker thread) or a local dir."""
-
-    def __init__(self, base: str, retry: RetryPolicy) -> None:
-        self.base = base
-        self.retry = retry
-        self.http = _is_http(base)
-        self.local_dir = None if self.http else _local_dir(base)
-        self._local = threading.local()
-        self._sessions: list[requests.Session] = []
-        self._lock = threading.Lock()
-
-    def _session(self) -> requests.Session:
-        session: requests.Session | None = getattr(self._local, "session", None)
-        if session is None:
-            session = requests.Session()
-            self._local.session = session
-            with self._lock:
-                self._sessions.append(session)
-        return session
-
-    def close(self) -> None:
-        with self._lock:
-            for session in self._sessions:
-                session.close()
-            self._sessions.clear()
-
-    def _get_once(self, name: str) -> bytes:
-        timeout = (min(CONNECT_TIMEOUT, self.retry.timeout), self.retry.timeout)
-        response = self._session().get(note_url(self.base, name), timeout=timeout)
-        with response:
-            if response.status_code == 429 or response.status_code >= 500:
-                raise _TransientHTTPError(f"HTTP {response.status_code}")
-            if response.status_code != 200:
-                raise _FetchError(f"HTTP {response.status_code} for {response.url}")
-            return response.content
-
-    def fetch(self, name: str, first: bool = False) -> bytes:
-        """The note's bytes. For the ``first`` note of a batch, a host that takes no connection at all is
-        NoteHostUnreachable at once: retrying 429 files against it cost two minutes offline."""
-        if self.local_dir is not None:
-            try:
-                return (self.local_dir / name).read_bytes()
-            except OSError as e:
-                raise _FetchError(f"cannot read {self.local_dir / name}: {e}") from e
-
-        def worth_retrying(error: BaseException) -> bool:
-            unreachable = first and isinstance(error, requests.RequestException) and _no_connection(error)
-            return isinstance(error, _RETRYABLE) and not unreachable
-
-        retrying = Retrying(
-            stop=stop_after_attempt(self.retry.attempts),
-            # jittered exponential backoff, so 16 workers hitting a 429 do not retry in lockstep
-            wait=wait_exponential(multiplier=self.retry.wait_initial, max=self.retry.wait_max)
-            + wait_random(0, self.retry.wait_initial),
-            retry=retry_if_exception(worth_retrying),
-            reraise=True,
-        )
-        try:
-            return retrying(self._get_once, name)
-        except (_TransientHTTPError, requests.RequestException) as e:
-            if first and isinstance(e, requests.RequestException) and _no_connection(e):
-                host = urlparse(self.base).netloc
-                raise NoteHostUnreachable(
-                    f"the note host {host} cannot be reached ({_reason(e)}). Offline? Set {BASE_URL_ENV} to a "
-                    "mirror URL, a file:// URL or a directory holding the notes"
-                ) from None
-            what = str(e) if isinstance(e, _TransientHTTPError) else f"{type(e).__name__}: {e}"
-            raise _FetchError(f"{what} (gave up after {self.retry.attempts} attempts)") from e
-
-
-def _fetch_verified(fetcher: _Fetcher, entry: ManifestEntry, path: Path, first: bool = False) -> None:
+def _fetch_verified(fetcher: Fetcher, entry: ManifestEntry, path: Path, first: bool = False) -> None:
     data = fetcher.fetch(entry.name, first)
     problem = _integrity_problem(data, entry)
     if problem is not None:
-        raise _FetchError(problem)
+        raise FetchError(problem)
     _write_atomically(path, data)
 
 
@@ -296,11 +172,15 @@ def ensure_notes(
 
     hlog(f"Fetching {len(to_fetch)} of {len(entries)} MTSamples Procedures notes from {base} into {cache}")
     failures: dict[str, str] = {}
-    with closing(_Fetcher(base, retry)) as fetcher:
+    with closing(Fetcher(base, retry)) as fetcher:
         first = to_fetch[0]
         try:  # alone first: an unreachable host fails here (NoteHostUnreachable), not 429 times
             _fetch_verified(fetcher, first, paths[first.name], first=True)
-        except (_FetchError, OSError) as e:
+        except HostUnreachable as e:
+            raise NoteHostUnreachable(
+                f"{e}. Offline? Set {BASE_URL_ENV} to a mirror URL, a file:// URL or a directory holding the notes"
+            ) from None
+        except (FetchError, OSError) as e:
             failures[first.name] = str(e) or type(e).__name__
         _fetch_all(fetcher, to_fetch[1:], paths, failures, max_workers, progress)
     if failures:
@@ -314,28 +194,8 @@ def ensure_notes(
     return paths
 
 
-def _no_connection(error: requests.RequestException) -> bool:
-    """No connection could be made at all (unknown host, refused, unroutable, connect timeout)."""
-    if isinstance(error, requests.ConnectTimeout):
-        return True
-    text = str(error)
-    return isinstance(error, requests.ConnectionError) and any(
-        marker in text
-        for marker in ("Failed to establish a new connection", "NameResolutionError", "Failed to resolve")
-    )
-
-
-def _reason(error: Exception) -> str:
-    text = str(error)
-    for marker in ("Name or service not known", "Temporary failure in name resolution", "Connection refused",
-                   "Network is unreachable", "No route to host", "timed out"):  # fmt: skip
-        if marker.lower() in text.lower():
-            return marker.lower()
-    return type(error).__name__
-
-
 def _fetch_all(
-    fetcher: _Fetcher,
+    fetcher: Fetcher,
     to_fetch: list[ManifestEntry],
     paths: dict[str, Path],
     failures: dict[str, str],

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from helm_mtsamples_ext.judges.exchange import CONTEXT_FAILURE
+from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
 from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.same_verdict import SAME_VERDICT
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from helm_mtsamples_ext.judges.exchange import CONTEXT_FAILURE
+from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
 from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
 
 

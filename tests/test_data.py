@@ -1,4 +1,5 @@
-"""The note downloader, exercised end to end against a loopback mirror (tests/servers/mirror.py)."""
+"""data.py: the pinned notes verified and cached, exercised end to end against a loopback mirror
+(tests/servers/mirror.py). How one note's bytes are fetched and retried is tests/test_download.py's."""
 
 from __future__ import annotations
 
@@ -18,13 +19,13 @@ from helm_mtsamples_ext.data import (
     DataError,
     ManifestEntry,
     NoteHostUnreachable,
-    RetryPolicy,
     ensure_notes,
     load_manifest,
     parse_manifest,
     resolve_base_url,
     resolve_cache_dir,
 )
+from helm_mtsamples_ext.download import RetryPolicy
 from tests.servers.mirror import NoteMirror
 
 FAST = RetryPolicy(attempts=3, wait_initial=0.0, wait_max=0.0, timeout=5.0)
@@ -177,51 +178,6 @@ def test_truncated_download_is_an_error_and_every_failure_is_listed(
     assert short in str(info.value) and missing in str(info.value)
     assert not (cache / short).exists() and not (cache / missing).exists()
     assert len(list(cache.iterdir())) == len(NOTES) - 2
-
-
-def test_server_errors_are_retried_until_success(tmp_path: Path, source: Source, mirror: NoteMirror) -> None:
-    """500 twice then 200: three requests for that note, and it ends up cached."""
-    src, manifest = source
-    name = "Angiogram & Angioplasty.txt"
-    mirror.fail(name, times=2)
-    cache = tmp_path / "cache"
-    _fetch(cache, mirror, manifest)
-    assert mirror.requests_for(name) == 3
-    assert (cache / name).read_bytes() == (src / name).read_bytes()
-
-
-def test_dropped_connection_is_retried(tmp_path: Path, source: Source, mirror: NoteMirror) -> None:
-    """A body cut short below its Content-Length (connection dropped) is retried, not cached."""
-    src, manifest = source
-    name = "Plain Note.txt"
-    mirror.drop(name, times=1)
-    cache = tmp_path / "cache"
-    _fetch(cache, mirror, manifest)
-    assert mirror.requests_for(name) == 2
-    assert (cache / name).read_bytes() == (src / name).read_bytes()
-
-
-def test_persistent_server_error_gives_up_after_the_attempt_budget(
-    tmp_path: Path, source: Source, mirror: NoteMirror
-) -> None:
-    """A note that keeps failing with 500 is tried exactly `attempts` times, then reported."""
-    _, manifest = source
-    name = "Plain Note.txt"
-    mirror.fail(name, times=100)
-    with pytest.raises(DataError) as info:
-        _fetch(tmp_path / "cache", mirror, manifest)
-    assert list(info.value.failures) == [name]
-    assert mirror.requests_for(name) == FAST.attempts
-
-
-def test_not_found_is_not_retried(tmp_path: Path, source: Source, mirror: NoteMirror) -> None:
-    """404 is permanent: exactly one request for that note."""
-    _, manifest = source
-    name = "Dental Surgery Sample Report #2.txt"
-    mirror.not_found(name)
-    with pytest.raises(DataError, match="404"):
-        _fetch(tmp_path / "cache", mirror, manifest)
-    assert mirror.requests_for(name) == 1
 
 
 def test_an_unreachable_mirror_fails_at_once_with_one_line_naming_the_base_url_variable(

@@ -18,7 +18,8 @@ from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
-from helm_mtsamples_ext.judges.exchange import Sent, clip
+from helm_mtsamples_ext.judges.cache_tap import clip
+from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.formats import FormatMemory, response_format
 from helm_mtsamples_ext.judges.throttle import NOTICE_EVERY, Breaker, EndpointGate, GateTimeout, backoff
 

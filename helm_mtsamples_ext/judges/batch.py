@@ -10,20 +10,19 @@ internals used here), so the annotator's ordinary direct pass afterwards replays
 goes the ordinary way: repair turns and format fallbacks as direct calls; requests of an expired,
 failed or cancelled batch as direct calls; a request the error file names becomes a named failure.
 
-Submitted batches are written down (``<HELM cache dir>/mtsamples_batches/<endpoint>.json``) before
-anything waits on them, so a killed run re-attaches to them instead of submitting (and paying) again.
+Submitted batches are written down (``<HELM cache dir>/mtsamples_batches/<endpoint>.json``, batch_ledger.py)
+before anything waits on them, so a killed run re-attaches to them instead of submitting (and paying) again.
+The Batch API's lines, ids, limits and calls are batch_api.py's.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,13 +32,11 @@ from helm.clients.openai_client import OpenAIClient
 from helm.common.hierarchical_logger import hlog, hwarn
 from helm.common.request import Request, wrap_request_time
 
-MAX_REQUESTS = 50_000
-"""OpenAI's limit of requests per batch."""
-MAX_BYTES = 190 * 1024 * 1024
-"""OpenAI's limit is 200 MB per input file; a margin for the multipart framing."""
+from helm_mtsamples_ext.judges.batch_api import CHAT_URL, batch_of_file, batch_results, chunks, create_batch, custom_id
+from helm_mtsamples_ext.judges.batch_ledger import BatchLedger
+
 TERMINAL = ("completed", "failed", "expired", "cancelled")
 NO_FALLBACK = "no direct call: judge_batch_fallback=false"
-CHAT_URL = "/v1/chat/completions"
 BATCH_DIR = "mtsamples_batches"
 """Where submitted batches are written down, inside HELM's client file storage (prod_env/cache)."""
 
@@ -81,65 +78,11 @@ def is_cached(cache: Any, key: Mapping[str, Any]) -> bool:
     return True
 
 
-def custom_id(key: Mapping[str, Any]) -> str:
-    return "mts-" + hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:40]
-
-
-def chunks(lines: list[tuple[str, bytes]], max_requests: int = MAX_REQUESTS, max_bytes: int = MAX_BYTES) -> list:
-    """Split (custom_id, JSONL line) pairs into batches within the API's request and size limits."""
-    out: list[list[tuple[str, bytes]]] = [[]]
-    size = 0
-    for item in lines:
-        if out[-1] and (len(out[-1]) >= max_requests or size + len(item[1]) > max_bytes):
-            out.append([])
-            size = 0
-        out[-1].append(item)
-        size += len(item[1])
-    return [c for c in out if c]
-
-
-class BatchLedger:
-    """The batches of one deployment, on disk beside HELM's cache: {input file id: {"batch": id, "ids": [...]}}.
-
-    Keyed by the uploaded file, written before the batch is created: a run killed between creating the batch
-    and hearing its id finds it again by its input file (``batches.list``), never submits it twice."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def read(self) -> dict[str, dict[str, Any]]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        return {
-            str(f): {"batch": e.get("batch"), "ids": [str(c) for c in e.get("ids") or []]}
-            for f, e in data.items()
-            if isinstance(e, dict)
-        }
-
-    def _write(self, entries: Mapping[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(entries), encoding="utf-8")
-        tmp.replace(self.path)
-
-    def put(self, file_id: str, batch_id: str | None, ids: list[str]) -> None:
-        with self._lock:
-            self._write({**self.read(), file_id: {"batch": batch_id, "ids": ids}})
-
-    def remove(self, file_id: str) -> None:
-        with self._lock:
-            entries = self.read()
-            entries.pop(file_id, None)
-            self._write(entries)
-
-
 @dataclass
 class BatchSettings:
+    """How a run waits on its batches (polls doubling from ``poll_first`` to ``poll_cap``, never past
+    ``max_wait``) and what it does with what they leave unanswered; the clock is a parameter for the tests."""
+
     poll_first: float = 1.0
     poll_cap: float = 60.0
     max_wait: float = 26 * 3600.0  # the API's 24 h window and then some
@@ -155,83 +98,110 @@ def run_batches(
     requests the error file (or a non-200 line) named. Requests left unanswered (expired, failed, cancelled
     batches) are simply not cached: the caller's direct pass makes them, unless the user asked for no
     fallback, when they are failures named by the batch and its status."""
-    cache = client.cache
-    pending: dict[str, _Pending] = {}
-    tags: dict[str, list[Any]] = {}  # several notes may make one request (same prompt): each gets its answer
-    for item in items:
-        key, body = direct_key(client, item.request)
-        cid = custom_id(key)
-        tags.setdefault(cid, []).append(item.tag)
-        if cid not in pending and not is_cached(cache, key):
-            pending[cid] = _Pending(item.tag, key, body)
     ledger = BatchLedger(ledger_dir / f"{endpoint}.json")
-    sdk = client.client
-    batches: dict[str, str] = {}  # input file id -> batch id
-    members: dict[str, list[str]] = {}  # input file id -> its requests' custom ids
-    covered: set[str] = set()
-    for file_id, entry in ledger.read().items():
-        if not set(entry["ids"]) & pending.keys():
-            continue
-        covered.update(entry["ids"])
-        batch_id = entry["batch"] or _batch_of_file(sdk, file_id)
-        if batch_id is None:
-            batch_id = _create(sdk, file_id)
-        else:
-            hlog(
-                f"Judge batch {batch_id} at {endpoint}: re-attached (submitted by an earlier run), not submitted again"
-            )
-        ledger.put(file_id, batch_id, entry["ids"])
-        batches[file_id], members[file_id] = batch_id, entry["ids"]
-    lines = [
-        (cid, (json.dumps({"custom_id": cid, "method": "POST", "url": CHAT_URL, "body": p.body}) + "\n").encode())
-        for cid, p in pending.items()
-        if cid not in covered
-    ]
-    for chunk in chunks(lines):
-        data = b"".join(line for _, line in chunk)
-        uploaded = sdk.files.create(file=("mtsamples_judges.jsonl", io.BytesIO(data)), purpose="batch")
-        ids = members[uploaded.id] = [cid for cid, _ in chunk]
-        ledger.put(uploaded.id, None, ids)  # before the batch exists: a killed run finds it, never pays twice
-        batches[uploaded.id] = _create(sdk, uploaded.id)
-        ledger.put(uploaded.id, batches[uploaded.id], ids)
-        hlog(f"Judge batch {batches[uploaded.id]} at {endpoint}: submitted {len(ids)} requests")
+    run = _EndpointBatches(client, client.client, client.cache, endpoint, ledger, settings)
+    run.want(items)
+    covered = run.reattach()
+    run.submit(covered)
     failures: dict[Any, str] = {}
-    for file_id, bid in batches.items():
-        status = _poll(sdk, bid, endpoint, settings)
-        for cid, outcome in _results(sdk, status).items():
-            if cid not in pending:
-                continue
-            if isinstance(outcome, dict):
-                cache.get(pending[cid].key, wrap_request_time(partial(dict, outcome)))
-            else:
-                for tag in tags.get(cid, []):
-                    failures[tag] = outcome
-        if status.status != "completed" and not settings.fallback:
-            missing = [cid for cid in members[file_id] if cid in pending and not is_cached(cache, pending[cid].key)]
-            hwarn(
-                f"Judge batch {bid} at {endpoint} is {status.status}: {len(missing)} requests unanswered, {NO_FALLBACK}"
-            )
-            for cid in missing:
-                for tag in tags.get(cid, []):
-                    failures.setdefault(tag, f"judge batch {status.status}, request unanswered ({NO_FALLBACK})")
-        elif status.status != "completed":
-            hwarn(f"Judge batch {bid} at {endpoint} is {status.status}: its unanswered requests go as direct calls")
-        if status.status in TERMINAL:
-            ledger.remove(file_id)
+    for file_id, batch_id in run.batches.items():
+        run.settle(file_id, batch_id, failures)
     return failures
 
 
-def _create(sdk: Any, file_id: str) -> str:
-    batch = sdk.batches.create(input_file_id=file_id, endpoint="/v1/chat/completions", completion_window="24h")
-    return str(batch.id)
+@dataclass
+class _EndpointBatches:
+    """One endpoint's batching in a run: what it still needs answered, and its batches (re-attached or new)."""
 
+    client: OpenAIClient
+    sdk: Any  # the client's OpenAI SDK client
+    cache: Any  # the client's HELM cache (behind the tap, if installed)
+    endpoint: str
+    ledger: BatchLedger
+    settings: BatchSettings
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    tags: dict[str, list[Any]] = field(default_factory=dict)  # several notes may make one request (same prompt)
+    batches: dict[str, str] = field(default_factory=dict)  # input file id -> batch id
+    members: dict[str, list[str]] = field(default_factory=dict)  # input file id -> its requests' custom ids
 
-def _batch_of_file(sdk: Any, file_id: str) -> str | None:
-    """The batch made from ``file_id`` by a run killed before it wrote the batch's id down, if any."""
-    for batch in sdk.batches.list(limit=100):
-        if batch.input_file_id == file_id:
-            return str(batch.id)
-    return None
+    def want(self, items: Iterable[BatchItem]) -> None:
+        """Each item's request by its custom id, kept when HELM's cache cannot answer it; every tag gets its answer."""
+        for item in items:
+            key, body = direct_key(self.client, item.request)
+            cid = custom_id(key)
+            self.tags.setdefault(cid, []).append(item.tag)
+            if cid not in self.pending and not is_cached(self.cache, key):
+                self.pending[cid] = _Pending(item.tag, key, body)
+
+    def reattach(self) -> set[str]:
+        """The batches an earlier (killed) run submitted for requests still pending; the custom ids they cover."""
+        sdk, covered = self.sdk, set[str]()
+        for file_id, entry in self.ledger.read().items():
+            if not set(entry["ids"]) & self.pending.keys():
+                continue
+            covered.update(entry["ids"])
+            batch_id = entry["batch"] or batch_of_file(sdk, file_id)
+            if batch_id is None:
+                batch_id = create_batch(sdk, file_id)
+            else:
+                hlog(
+                    f"Judge batch {batch_id} at {self.endpoint}: re-attached (submitted by an earlier run), "
+                    "not submitted again"
+                )
+            self.ledger.put(file_id, batch_id, entry["ids"])
+            self.batches[file_id], self.members[file_id] = batch_id, entry["ids"]
+        return covered
+
+    def submit(self, covered: set[str]) -> None:
+        """New batches for the pending requests no batch covers, each written down before it exists."""
+        sdk = self.sdk
+        lines = [
+            (cid, (json.dumps({"custom_id": cid, "method": "POST", "url": CHAT_URL, "body": p.body}) + "\n").encode())
+            for cid, p in self.pending.items()
+            if cid not in covered
+        ]
+        for chunk in chunks(lines):
+            data = b"".join(line for _, line in chunk)
+            uploaded = sdk.files.create(file=("mtsamples_judges.jsonl", io.BytesIO(data)), purpose="batch")
+            ids = self.members[uploaded.id] = [cid for cid, _ in chunk]
+            self.ledger.put(uploaded.id, None, ids)  # before the batch exists: a killed run finds it, never pays twice
+            self.batches[uploaded.id] = create_batch(sdk, uploaded.id)
+            self.ledger.put(uploaded.id, self.batches[uploaded.id], ids)
+            hlog(f"Judge batch {self.batches[uploaded.id]} at {self.endpoint}: submitted {len(ids)} requests")
+
+    def settle(self, file_id: str, batch_id: str, failures: dict[Any, str]) -> None:
+        """Wait for one batch, cache its answers under the direct calls' keys, and name into ``failures`` what it
+        failed (and, without fallback, what it left unanswered); a batch that ended leaves the ledger."""
+        sdk, cache, fallback = self.sdk, self.cache, self.settings.fallback
+        status = _poll(sdk, batch_id, self.endpoint, self.settings)
+        for cid, outcome in batch_results(sdk, status).items():
+            if cid not in self.pending:
+                continue
+            if isinstance(outcome, dict):
+                cache.get(self.pending[cid].key, wrap_request_time(partial(dict, outcome)))
+            else:
+                for tag in self.tags.get(cid, []):
+                    failures[tag] = outcome
+        if status.status != "completed" and not fallback:
+            missing = [
+                cid
+                for cid in self.members[file_id]
+                if cid in self.pending and not is_cached(cache, self.pending[cid].key)
+            ]
+            hwarn(
+                f"Judge batch {batch_id} at {self.endpoint} is {status.status}: {len(missing)} requests unanswered, "
+                f"{NO_FALLBACK}"
+            )
+            for cid in missing:
+                for tag in self.tags.get(cid, []):
+                    failures.setdefault(tag, f"judge batch {status.status}, request unanswered ({NO_FALLBACK})")
+        elif status.status != "completed":
+            hwarn(
+                f"Judge batch {batch_id} at {self.endpoint} is {status.status}: its unanswered requests go as direct "
+                "calls"
+            )
+        if status.status in TERMINAL:
+            self.ledger.remove(file_id)
 
 
 def _poll(sdk: Any, batch_id: str, endpoint: str, settings: BatchSettings) -> Any:
@@ -246,27 +216,6 @@ def _poll(sdk: Any, batch_id: str, endpoint: str, settings: BatchSettings) -> An
             return batch
         settings.sleep(wait)
         wait = min(settings.poll_cap, wait * 2)
-
-
-def _results(sdk: Any, batch: Any) -> dict[str, dict[str, Any] | str]:
-    """{custom id: response body, or why it failed} from the output and error files."""
-    results: dict[str, dict[str, Any] | str] = {}
-    for file_id in (batch.output_file_id, batch.error_file_id):
-        if not file_id:
-            continue
-        for line in sdk.files.content(file_id).text.splitlines():
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            cid, response, error = entry.get("custom_id"), entry.get("response") or {}, entry.get("error")
-            if response.get("status_code") == 200 and isinstance(response.get("body"), dict):
-                results[cid] = response["body"]
-            else:
-                body: dict[str, Any] = response["body"] if isinstance(response.get("body"), dict) else {}
-                detail: dict[str, Any] = error or body.get("error") or {}
-                code = detail.get("code") or response.get("status_code") or "error"
-                results[cid] = f"batch request failed ({code}): {detail.get('message') or 'no message'}"
-    return results
 
 
 def batch_all(

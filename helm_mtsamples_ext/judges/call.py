@@ -36,9 +36,11 @@ from helm.common.request import Request
 
 from helm_mtsamples_ext.helm_compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import CallSettings, JudgeAccessError, JudgeTarget, Turn, TurnAttempts
+from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, clip
 from helm_mtsamples_ext.judges.capacity import Capacity, probe_capacity
+from helm_mtsamples_ext.judges.classify import Sent, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
-from helm_mtsamples_ext.judges.exchange import REPLY_CAP, JudgeClients, Sent, classify, clip
+from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, Verdict, parse_verdict
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate

@@ -8,7 +8,7 @@ from typing import NoReturn
 import pytest
 
 from helm_mtsamples_ext.judges.attempts import CallSettings, JudgeAccessError, JudgeTarget, Turn, TurnAttempts
-from helm_mtsamples_ext.judges.exchange import Sent
+from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
 

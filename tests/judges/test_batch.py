@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchSettings, chunks
+from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchSettings
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from tests.servers.batch import BatchAPI
 from tests.servers.judge import JudgeServer
@@ -34,12 +34,6 @@ def polling(**settings: Any) -> Any:
 @pytest.fixture
 def fast_polls(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("helm_mtsamples_ext.annotator.BatchSettings", polling())
-
-
-def test_batches_stay_within_the_apis_request_and_size_limits() -> None:
-    lines = [(f"id{i}", b"x" * 10) for i in range(7)]
-    assert [len(c) for c in chunks(lines, max_requests=3, max_bytes=1000)] == [3, 3, 1]
-    assert [len(c) for c in chunks(lines, max_requests=100, max_bytes=25)] == [2, 2, 2, 1]
 
 
 @pytest.mark.usefixtures("fast_polls")

@@ -13,6 +13,7 @@ import pytest
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
+from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, STORED_REPLY_CAP
 from helm_mtsamples_ext.judges.call import CallOutcome, CallSettings, JudgeAccessError, JudgeCaller, JudgeTarget
 from helm_mtsamples_ext.judges.endpoints import (
     PLACEHOLDER_API_KEY,
@@ -21,7 +22,6 @@ from helm_mtsamples_ext.judges.endpoints import (
     register_endpoint_deployment,
     scrub,
 )
-from helm_mtsamples_ext.judges.exchange import REPLY_CAP, STORED_REPLY_CAP
 from tests.servers.judge import Behaviour, JudgeServer
 
 KEY = "sk-secret-echoed-4242abcd"

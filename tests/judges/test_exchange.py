@@ -1,260 +1,56 @@
-"""The rules of wire.py: how an exchange with a judge server is classified from HELM's result and the SDK's
-exception, and what the cache tap sees that HELM drops."""
+"""The rules of exchange.py beyond what classify.py and cache_tap.py test: inside a judge call, HELM's logged
+traceback of a client error is dropped (call.py tells it in one line), in that thread alone and nowhere else."""
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterator
 
-import httpx
-import openai
 import pytest
-from helm.common.request import ErrorFlags, GeneratedOutput, RequestResult
 
-from helm_mtsamples_ext.judges.exchange import CacheTap, Sent, classify
-
-URL = "http://127.0.0.1/v1/chat/completions"
+from helm_mtsamples_ext.judges.exchange import quiet_client_errors
 
 
-def http_request() -> httpx.Request:
-    return httpx.Request("POST", URL)
-
-
-def status_error(status: int, headers: dict[str, str] | None = None, body: str = "error") -> openai.APIStatusError:
-    """The exception the OpenAI SDK raises for an HTTP error: its own subclass for the status."""
-    response = httpx.Response(status, headers=headers, request=http_request(), json={"error": {"message": body}})
-    client = openai.OpenAI(api_key="EMPTY", base_url="http://127.0.0.1/v1")
-    return client._make_status_error_from_response(response)
-
-
-def failed(error: BaseException | str, flags: ErrorFlags | None = None) -> RequestResult:
-    """HELM's result for a failed call: OpenAIClient turns the exception into ``OpenAI error: <e>``."""
-    message = error if isinstance(error, str) else f"OpenAI error: {error}"
-    return RequestResult(success=False, cached=False, error=message, completions=[], embedding=[], error_flags=flags)
-
-
-def answered(text: str, reason: str | None = "stop") -> RequestResult:
-    completion = GeneratedOutput(
-        text=text, logprob=0.0, tokens=[], finish_reason=None if reason is None else {"reason": reason}
-    )
-    return RequestResult(success=True, cached=False, completions=[completion], embedding=[])
-
-
-# ---------------------------------------------------------------- classify
-
-
-def test_the_sdk_raises_its_own_subclass_for_each_status() -> None:
-    """Guards the helper: the errors below are the SDK's real ones, as a live server would cause."""
-    assert type(status_error(429)) is openai.RateLimitError
-    assert type(status_error(401)) is openai.AuthenticationError
-
-
-@pytest.mark.parametrize(
-    ("headers", "retry_after"),
-    [({"Retry-After": "7"}, 7.0), ({"retry-after-ms": "1500", "Retry-After": "7"}, 1.5), ({}, None)],
-    ids=["retry-after", "retry-after-ms", "no-header"],
-)
-def test_a_429_is_rate_limited_with_the_servers_retry_after(headers: dict[str, str], retry_after: float | None) -> None:
-    """HTTP 429 is "wait": its Retry-After (from the exception's response headers) says how long."""
-    error = status_error(429, headers)
-    sent = classify(failed(error), error, tokens=12)
-    assert (sent.kind, sent.status, sent.retry_after, sent.tokens) == ("rate_limited", 429, retry_after, 12)
-    assert sent.error.startswith("rate limited (HTTP 429): OpenAI error:")
-
-
-def test_a_rate_limit_error_built_on_a_bare_response_is_rate_limited() -> None:
-    """RateLimitError on a 429 with ``Retry-After: 7`` and no JSON body: still rate limited, wait 7 s."""
-    response = httpx.Response(429, headers={"Retry-After": "7"}, request=http_request())
-    error = openai.RateLimitError("Error code: 429", response=response, body=None)
-    sent = classify(failed(error), error)
-    assert (sent.kind, sent.status, sent.retry_after) == ("rate_limited", 429, 7.0)
-
-
-def test_a_429_seen_only_in_helms_error_string_is_rate_limited_without_a_wait() -> None:
-    """Without the tap's exception the status is read from HELM's message; there are no headers to wait on."""
-    sent = classify(failed("OpenAI error: Error code: 429 - {'error': 'slow down'}"))
-    assert (sent.kind, sent.status, sent.retry_after) == ("rate_limited", 429, None)
-
-
-@pytest.mark.parametrize(
-    ("status", "kind"),
-    [
-        (401, "auth"),
-        (403, "auth"),
-        (400, "client"),
-        (404, "client"),
-        (422, "client"),
-        (408, "server"),
-        (409, "server"),
-        (500, "server"),
-        (502, "server"),
-        (503, "server"),
-    ],
-)
-def test_an_http_error_is_classified_by_its_status(status: int, kind: str) -> None:
-    """401/403 stop the judge (a key problem), other 4xx are the request's fault, 408/409/5xx are worth retrying."""
-    error = status_error(status)
-    sent = classify(failed(error), error)
-    assert (sent.kind, sent.status) == (kind, status)
-    assert sent.error.startswith(f"HTTP {status}: OpenAI error:")
-
-
-def test_a_timeout_is_a_timeout() -> None:
-    """APITimeoutError (a subclass of APIConnectionError) is "no answer in time", not a connection failure."""
-    error = openai.APITimeoutError(request=http_request())
-    sent = classify(failed(error), error)
-    assert (sent.kind, sent.status) == ("timeout", None)
-    assert sent.error.startswith("timed out: OpenAI error:")
-
-
-def test_a_refused_connection_is_a_connection_failure() -> None:
-    """APIConnectionError: the server did not answer at all."""
-    error = openai.APIConnectionError(request=http_request())
-    sent = classify(failed(error), error)
-    assert (sent.kind, sent.status) == ("connection", None)
-    assert sent.error == "connection failed: OpenAI error: Connection error."
-
-
-@pytest.mark.parametrize(
-    "message", ["Content blocked by OpenAI filter", "Content blocked by Azure's content management filter"]
-)
-def test_a_content_filter_block_is_filtered(message: str) -> None:
-    """HELM's content-filter results are "filtered", not a retryable failure."""
-    sent = classify(failed(message, ErrorFlags(is_retriable=False, is_fatal=False)))
-    assert sent.kind == "filtered" and message in sent.error
-
-
-def test_a_non_retriable_failure_without_a_status_is_the_clients() -> None:
-    """HELM's own "do not retry" flag, with no HTTP status to go on, is a client error."""
-    sent = classify(failed("Prompt blocked by safety", ErrorFlags(is_retriable=False, is_fatal=False)))
-    assert (sent.kind, sent.error) == ("client", "Prompt blocked by safety")
-
-
-def test_an_unexplained_failure_is_a_server_error_worth_retrying() -> None:
-    """No status, no flags, no exception: retry it as the server's failure."""
-    assert classify(failed("something went wrong")) == Sent("server", error="call error: something went wrong")
-
-
-def test_a_success_without_completions_is_not_ok() -> None:
-    """A successful result with no completion is no answer."""
-    result = RequestResult(success=True, cached=False, completions=[], embedding=[])
-    assert classify(result) == Sent("server", error="call error: no completion returned")
-
-
-@pytest.mark.parametrize(("reason", "finish"), [("length", "length"), ("stop", "stop"), (None, None)])
-def test_an_answer_is_ok_with_its_text_finish_reason_and_tokens(reason: str | None, finish: str | None) -> None:
-    """A completion is "ok"; finish "length" tells the caller the reply was cut off."""
-    sent = classify(answered('{"accuracy": {"score": 4', reason), tokens=57)
-    assert sent == Sent("ok", text='{"accuracy": {"score": 4', finish=finish, tokens=57)
-
-
-# ---------------------------------------------------------------- the cache tap
-
-
-class FakeCache:
-    """HELM's Cache interface: ``get(key, compute)`` returns (response, cached), computing on a miss."""
-
+class Kept(logging.Handler):
     def __init__(self) -> None:
-        self.keys: list[Any] = []
-        self.cache_stats_key = "fake"
+        super().__init__()
+        self.messages: list[str] = []
 
-    def get(self, key: Any, compute: Callable[[], Any]) -> tuple[Any, bool]:
-        self.keys.append(key)
-        return compute(), False
-
-
-def test_the_tap_records_the_exception_compute_raised_and_reraises_it() -> None:
-    """HELM turns the SDK's exception into a string; the tap keeps the exception itself (status, headers)."""
-    tap = CacheTap(FakeCache())
-    error = status_error(429, {"Retry-After": "7"})
-
-    def compute() -> Any:
-        raise error
-
-    with pytest.raises(openai.RateLimitError) as raised:
-        tap.get({"model": "m"}, compute)
-    assert raised.value is error
-    assert tap.take() == (None, error)
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
-CHOICES = [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]
+@pytest.fixture
+def kept() -> Iterator[Kept]:
+    """What HELM's logger lets through, seen at the logger itself."""
+    logger, handler = logging.getLogger("helm"), Kept()
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
 
 
-@pytest.mark.parametrize(
-    ("response", "tokens"),
-    [
-        ({"choices": CHOICES, "usage": {"total_tokens": 321, "prompt_tokens": 300}}, 321),
-        ({"choices": CHOICES}, None),
-        ({"choices": CHOICES, "usage": None}, None),
-        ({"choices": CHOICES, "usage": {"total_tokens": "many"}}, None),
-    ],
-    ids=["usage", "no-usage", "null-usage", "non-integer"],
-)
-def test_the_tap_records_the_total_tokens_of_the_response(response: Any, tokens: int | None) -> None:
-    """The cached response's ``usage.total_tokens`` is what the call spent (None when not an integer)."""
-    tap = CacheTap(FakeCache())
-    assert tap.get({"model": "m"}, lambda: response) == (response, False)
-    assert tap.take() == (tokens, None)
+def log_client_error(message: str) -> None:
+    """As HELM's client logs an API error: an ERROR with the exception's traceback."""
+    try:
+        raise RuntimeError("Error code: 500")
+    except RuntimeError:
+        logging.getLogger("helm").error(message, exc_info=True)
 
 
-@pytest.mark.parametrize(
-    ("response", "split"),
-    [
-        (
-            {"choices": CHOICES, "usage": {"total_tokens": 321, "prompt_tokens": 300, "completion_tokens": 21}},
-            (300, 21),
-        ),
-        ({"choices": CHOICES, "usage": {"total_tokens": 321}}, (None, None)),
-        ({"choices": CHOICES, "usage": {"prompt_tokens": True, "completion_tokens": "21"}}, (None, None)),
-        ({"choices": CHOICES}, (None, None)),
-    ],
-    ids=["usage", "total-only", "not-integers", "no-usage"],
-)
-def test_the_tap_records_input_and_output_tokens_apart(response: Any, split: tuple[int | None, int | None]) -> None:
-    """What judging cost needs prompt and completion tokens apart (they are priced apart); taken once."""
-    tap = CacheTap(FakeCache())
-    tap.get({"model": "m"}, lambda: response)
-    assert [tap.take_split(), tap.take_split()] == [split, (None, None)]
+def test_a_client_errors_traceback_is_dropped_inside_a_judge_call_and_kept_outside(kept: Kept) -> None:
+    with quiet_client_errors():
+        log_client_error("inside")
+        logging.getLogger("helm").error("a line without a traceback")
+    log_client_error("after")
+    assert kept.messages == ["a line without a traceback", "after"]
 
 
-def test_an_answer_carries_its_input_and_output_tokens() -> None:
-    sent = classify(answered("{}", "stop"), tokens=57, split=(50, 7))
-    assert (sent.tokens, sent.tokens_in, sent.tokens_out) == (57, 50, 7)
-
-
-def test_take_resets_what_the_tap_saw() -> None:
-    """Each call's tokens and exception are taken once: the next take sees nothing from it."""
-    tap = CacheTap(FakeCache())
-    error = openai.APITimeoutError(request=http_request())
-
-    def times_out() -> Any:
-        raise error
-
-    tap.get({"model": "m"}, lambda: {"choices": CHOICES, "usage": {"total_tokens": 5}})
-    taken = [tap.take(), tap.take()]
-    with pytest.raises(openai.APITimeoutError):
-        tap.get({"model": "m"}, times_out)
-    taken += [tap.take(), tap.take()]
-    assert taken == [(5, None), (None, None), (None, error), (None, None)]
-
-
-def test_the_tap_keeps_each_threads_exchange_apart() -> None:
-    """Judge calls run in threads sharing a client: a thread takes only what its own call saw."""
-    tap = CacheTap(FakeCache())
-    tap.get({"model": "m"}, lambda: {"choices": CHOICES, "usage": {"total_tokens": 7}})
-    seen: list[tuple[int | None, BaseException | None]] = []
-    thread = threading.Thread(target=lambda: seen.append(tap.take()))
-    thread.start()
-    thread.join(timeout=10)
-    assert seen == [(None, None)]
-    assert tap.take() == (7, None)
-
-
-def test_the_tap_passes_the_key_through_and_stands_in_for_the_cache() -> None:
-    """The tap is the cache as far as the client can tell: same key, same attributes."""
-    cache = FakeCache()
-    tap = CacheTap(cache)
-    tap.get({"model": "m", "messages": []}, lambda: {"choices": CHOICES})
-    assert cache.keys == [{"model": "m", "messages": []}]
-    assert tap.cache_stats_key == "fake"
+def test_another_thread_logs_as_always_while_a_judge_call_is_quiet(kept: Kept) -> None:
+    other = threading.Thread(target=log_client_error, args=("other thread",))
+    with quiet_client_errors():
+        other.start()
+        other.join(timeout=10)
+    assert kept.messages == ["other thread"]

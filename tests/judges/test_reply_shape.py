@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext.judges.batch import direct_key
-from helm_mtsamples_ext.judges.exchange import CacheTap
+from helm_mtsamples_ext.judges.cache_tap import CacheTap
 from helm_mtsamples_ext.judges.reply_shape import readable, reply_shape
 from tests.judges.test_call import FIXED, SHORT, make_caller, target
 from tests.servers.judge import REFUSAL, JudgeServer

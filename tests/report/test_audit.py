@@ -37,7 +37,7 @@ from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.audit import auroc, control_kind, paired_win_rate, verdict
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.render import _draw_panel
+from helm_mtsamples_ext.report.figure import _draw_panel
 from tests.report.suites import (
     CONTROL,
     JUDGES,

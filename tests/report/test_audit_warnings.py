@@ -19,7 +19,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.render import ABOVE_CEILING, _draw_panel
+from helm_mtsamples_ext.report.figure import ABOVE_CEILING, _draw_panel
 from tests.report.suites import STRONG_RUN, Run, build_suite, control_run, ok, read
 
 JUDGE = "judge-one"

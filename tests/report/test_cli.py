@@ -19,9 +19,6 @@ The main suite (judge-one, judge-two; score triples are accuracy/completeness/cl
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import math
 import os
 import subprocess
@@ -31,8 +28,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.cli import judge_rows, main
-from helm_mtsamples_ext.scoring import score_note
+from helm_mtsamples_ext.report.cli import main
+from tests.report.reports import BOOT, run_report
 from tests.report.suites import (
     EMPTY,
     JUDGES,
@@ -43,60 +40,15 @@ from tests.report.suites import (
     WEAK_RUN,
     Note,
     Run,
-    build_main_suite,
     build_suite,
     failed,
     ok,
     png_size,
     read,
     row,
-    run_name,
-    write_run,
 )
 
 REPO = Path(__file__).resolve().parents[2]
-BOOT = ["--bootstrap", "400", "--seed", "0"]
-
-
-def run_report(output: Path, out: Path, *extra: str) -> int:
-    return main(["--suite", "v1", "-o", str(output), "--out", str(out), *BOOT, *extra])
-
-
-@pytest.fixture(scope="module")
-def main_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    output = tmp_path_factory.mktemp("bench")
-    build_main_suite(output)
-    out = output / "report"
-    stdout = io.StringIO()  # capsys is per test; this report is built once for the module
-    with contextlib.redirect_stdout(stdout):
-        assert run_report(output, out) == 0
-    return out, stdout.getvalue()
-
-
-def test_instances_one_row_per_model_note_judge(main_report: tuple[Path, str]) -> None:
-    """instances.csv has one row per model x note x judge with normalised scores, rewards and failure reasons."""
-    out, _ = main_report
-    inst = read(out, "instances")
-    assert len(inst) == 2 * 9 * 2
-    assert set(inst["panel"]) == {"judge-one+judge-two"}
-    # "4" and 3.0 are normalised to 4 and 3: (4+3+2)/15 = 0.6
-    n5 = row(inst, model=WEAK, note="n5.txt", judge="judge-one")
-    assert (n5["accuracy"], n5["completeness"], n5["clarity"]) == (4, 3, 2)
-    assert n5["judge_reward"] == pytest.approx(0.6)
-    # an invalid clarity is left out of the judge's reward: (3+3)/10 = 0.6, not (3+3+0)/15
-    n8 = row(inst, model=WEAK, note="n8.txt", judge="judge-two")
-    assert math.isnan(n8["clarity"]) and n8["judge_reward"] == pytest.approx(0.6) and "clarity" in n8["invalid"]
-    failed_call = row(inst, model=WEAK, note="n2.txt", judge="judge-two")
-    assert failed_call["status"] == "failed" and failed_call["failure"].startswith("call error: ")
-    assert math.isnan(failed_call["judge_reward"])
-    assert row(inst, model=WEAK, note="n7.txt", judge="judge-two")["failure"] == "no valid dimension"
-    assert (inst["status"] == "failed").sum() == 5
-    n3 = row(inst, model=STRONG, note="n3.txt", judge="judge-one")
-    assert (n3["specialty"], n3["extracted_section"], n3["note_id"]) == ("Orthopedic", "FINDINGS", "id_n3.txt")
-    assert row(inst, model=STRONG, note="n1.txt", judge="judge-two")["output_words"] == 7
-    assert row(inst, model=STRONG, note="n2.txt", judge="judge-two")["output_words"] == 5
-    parquet = pd.read_parquet(out / "instances.parquet")
-    assert len(parquet) == len(inst) and list(parquet.columns) == list(inst.columns)
 
 
 def test_leaderboard_values(main_report: tuple[Path, str]) -> None:
@@ -160,19 +112,6 @@ def test_by_specialty(main_report: tuple[Path, str]) -> None:
     assert row(spec, model=WEAK, specialty="Neurosurgery")["reward"] == pytest.approx(0.525)
 
 
-def test_figure_and_markdown(main_report: tuple[Path, str]) -> None:
-    """A real PNG of sensible size is written and embedded in report.md, which summarises every table."""
-    out, stdout = main_report
-    width, height = png_size(out / "leaderboard.png")
-    assert 800 <= width <= 3000 and 200 <= height <= 3000
-    md = (out / "report.md").read_text()
-    assert "![" in md and "(leaderboard.png)" in md
-    assert STRONG in md and WEAK in md and "0.900" in md and "Orthopedic" in md
-    assert f"| {STRONG} | {WEAK} | 8 | 0.388 |" in md and "100.0%" in md  # the pairwise row
-    # the terminal leaderboard is compact and names both models with their rewards
-    assert STRONG in stdout and "0.900" in stdout and "0.500" in stdout and "27.8%" in stdout
-
-
 def test_one_model_suite_and_empty_answer(tmp_path: Path) -> None:
     """A single model gives no pairwise rows and no crash; an empty answer scores 0 without judge calls."""
     notes = [Note("a.txt", "Urology"), Note("b.txt", "Urology")]
@@ -220,36 +159,6 @@ def test_panels_are_kept_apart(tmp_path: Path) -> None:
     assert set(read(tmp_path / "r", "by_specialty")["panel"]) == {"judge-one+judge-two", "judge-three"}
 
 
-def test_same_model_in_two_runs_of_one_panel(tmp_path: Path) -> None:
-    """Two runs of one model under one panel stay apart, labelled by their run arguments."""
-    helm_mode = Run(STRONG, JUDGES, {"n1.txt": {j: ok(2, 2, 2) for j in JUDGES}}, extra_args="extraction=helm")
-    build_suite(tmp_path, [STRONG_RUN, helm_mode])
-    assert run_report(tmp_path, tmp_path / "r") == 0
-    board = read(tmp_path / "r", "leaderboard").set_index("model")
-    assert board.loc[f"{STRONG} [extraction=helm]", "reward"] == pytest.approx(0.4)
-    assert board.loc[f"{STRONG} [mtsamples_procedures:model=acme_strong]", "reward"] == pytest.approx(0.9)
-
-
-def test_half_written_runs_are_named_and_others_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Missing files, truncated JSON and an empty run dir are each named on stderr; the good runs are reported."""
-    suite = build_main_suite(tmp_path)
-    no_stats = write_run(suite, Run("acme/no-stats", JUDGES, WEAK_RUN.verdicts), NOTES)
-    (no_stats / "per_instance_stats.json").unlink()
-    truncated = write_run(suite, Run("acme/truncated", JUDGES, WEAK_RUN.verdicts), NOTES)
-    state = truncated / "scenario_state.json"
-    state.write_text(state.read_text()[:500])
-    crashed = suite / "mtsamples_procedures:model=acme_crashed"
-    crashed.mkdir()
-    assert run_report(tmp_path, tmp_path / "r") == 0
-    err = capsys.readouterr().err
-    assert f"{no_stats}: per_instance_stats.json is missing" in err
-    assert f"{truncated}: scenario_state.json is not valid JSON" in err
-    assert f"{crashed}: run_spec.json is missing" in err
-    assert "mmlu" not in err  # another scenario's run is not ours and not a problem
-    assert list(read(tmp_path / "r", "leaderboard")["model"]) == [STRONG, WEAK]
-    assert str(truncated) in (tmp_path / "r" / "report.md").read_text()
-
-
 def test_nothing_readable_fails_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No readable run, or no suite directory, exits non-zero with a message naming the path."""
     assert main(["--suite", "nope", "-o", str(tmp_path)]) != 0
@@ -282,91 +191,3 @@ def test_bootstrap_is_reproducible(tmp_path: Path) -> None:
     run_report(tmp_path, tmp_path / "b")
     a, b = read(tmp_path / "a", "leaderboard"), read(tmp_path / "b", "leaderboard")
     pd.testing.assert_frame_equal(a, b)
-
-
-def test_judge_marked_failed_counts_for_nothing(tmp_path: Path) -> None:
-    """A judge marked failed (status or failed_judges) is left out even if a score survived in its record."""
-    leftover = {**ok(1, 1, 1), "status": "failed", "failure": "no verdict in reply"}
-    listed = ok(1, 1, 1)  # status ok, but named in failed_judges below
-    run = Run("acme/m", ["a", "b", "c"], {"n1.txt": {"a": ok(5, 5, 5), "b": leftover, "c": listed}, "n2.txt": {}})
-    path = write_run(tmp_path / "runs" / "v1", run, NOTES)
-    state_file = path / "scenario_state.json"
-    state = json.loads(state_file.read_text())
-    state["request_states"][0]["annotations"]["mtsamples_procedures"]["failed_judges"] = ["b", "c"]
-    del state["request_states"][1]["annotations"]  # n2 was never annotated: unjudged, its judges failed
-    state_file.write_text(json.dumps(state))
-    assert run_report(tmp_path, tmp_path / "r") == 0
-    board = read(tmp_path / "r", "leaderboard").iloc[0]
-    # only judge a counts: 15/15 = 1.0 (counting b and c would give (1 + .2 + .2)/3)
-    assert (board["reward"], board["accuracy"], board["n_unjudged"]) == (pytest.approx(1.0), 5.0, 1)
-    assert (board["judge_calls"], board["judge_failures"]) == (6, 2 + 3)
-
-
-def test_rewards_agree_with_scoring_module(main_report: tuple[Path, str]) -> None:
-    """The report's note rewards equal scoring.score_note's on the same records, so report.md and stats agree.
-
-    The mean of the per-judge rewards is checked, not the note reward the report copies from score_note, so
-    this also guards that the per-judge rows are the ones score_note counted.
-    """
-
-    out, _ = main_report
-    suite = out.parent / "runs" / "v1"
-    inst = read(out, "instances")
-    for run in (STRONG_RUN, WEAK_RUN):
-        state_file = suite / run_name(run).replace("/", "_") / "scenario_state.json"
-        states = json.loads(state_file.read_text())["request_states"]
-        for state in states:
-            expected = score_note(state["annotations"]["mtsamples_procedures"], JUDGES).reward
-            note = inst[(inst["model"] == run.model) & (inst["note"] == state["instance"]["extra_data"]["filename"])]
-            got = note["judge_reward"].mean()
-            assert (math.isnan(got) and expected is None) or got == pytest.approx(expected)
-
-
-def test_valid_scores_only_integers_one_to_five() -> None:
-    """Only integer scores 1-5 count (int-like floats and numeric strings too); bools and 4.5 do not."""
-    raw = [4, "4", 3.0, "5.0", 4.5, 0, 6, True, None, "four"]
-    record = {f"j{i}": {"accuracy": {"score": value}, "status": "ok"} for i, value in enumerate(raw)}
-    rows = judge_rows({**record, "failed_judges": []}, list(record))
-    accuracy = pd.Series([r["accuracy"] for r in rows], dtype=float)
-    assert accuracy.tolist()[:4] == [4.0, 4.0, 3.0, 5.0]
-    assert accuracy[4:].isna().all()
-    assert [r["status"] for r in rows] == ["ok"] * 4 + ["failed"] * 6
-
-
-def test_a_judge_giving_one_verdict_to_different_answers_counts_for_nothing_as_in_the_metric(tmp_path: Path) -> None:
-    """judge-two gives 555 with the same words to three different answers: the report, like the metric, reads the
-    run as a whole, so judge-two fails on each note ("same verdict for different answers") and the rewards are
-    judge-one's alone: 222=.4, 333=.6, 444=.8 -> .6. The metric on the same records and answers agrees."""
-    from helm.benchmark.adaptation.adapter_spec import AdapterSpec
-    from helm.benchmark.adaptation.scenario_state import ScenarioState
-
-    from helm_mtsamples_ext.metric import MTSamplesProceduresMetric
-    from tests.states import request_state
-
-    notes = ["n1.txt", "n2.txt", "n3.txt"]
-    verdicts = {n: {"judge-one": ok(s, s, s), "judge-two": ok(5, 5, 5)} for n, s in zip(notes, (2, 3, 4), strict=True)}
-    answers = {n: f"Answer number {k}." for k, n in enumerate(notes)}
-    build_suite(tmp_path, [Run("acme/m", JUDGES, verdicts, outputs=answers)])
-    with contextlib.redirect_stdout(io.StringIO()):
-        assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), *BOOT]) == 0
-    board = row(read(tmp_path / "r", "leaderboard"), model="acme/m")
-    assert (board["reward"], board["judge_failures"], board["n_unjudged"]) == (pytest.approx(0.6), 3, 0)
-    failures = read(tmp_path / "r", "instances").query("judge == 'judge-two'")["failure"]
-    assert failures.str.startswith("same verdict for different answers: ").all()
-
-    states = []
-    for k, n in enumerate(notes):
-        record = {**verdicts[n], "failed_judges": []}
-        states.append(
-            request_state(answer=answers[n], instance_id=f"n{k}", annotations={"mtsamples_procedures": record})
-        )
-    result = MTSamplesProceduresMetric(JUDGES).evaluate(
-        ScenarioState(AdapterSpec(method="generation"), states),
-        None,
-        "",
-        parallelism=1,  # type: ignore[arg-type]
-    )
-    stats = {s.name.name: s.mean for s in result.aggregated_stats}
-    assert stats["mtsamples_procedures_reward"] == pytest.approx(board["reward"])
-    assert stats["mtsamples_procedures_unjudged"] == board["n_unjudged"] == 0
-    assert stats["mtsamples_procedures_same_verdict"] == pytest.approx(0.5)

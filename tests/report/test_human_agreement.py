@@ -35,9 +35,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.cli import load_suite, main
+from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW, PANEL_ROW, verdict
 from helm_mtsamples_ext.report.ratings import COLUMNS
+from helm_mtsamples_ext.report.suite import load_suite
 from tests.report.suites import STRONG, WEAK, build_main_suite, read, row
 
 PANEL = "judge-one+judge-two"

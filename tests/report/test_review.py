@@ -23,8 +23,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.cli import load_suite, main
+from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.review import fold, render_review, review_notes, reward_spread
+from helm_mtsamples_ext.report.suite import load_suite
 from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.report.suites import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 

@@ -1,0 +1,114 @@
+"""What an exchange with a judge server was, in the terms a retry decision needs.
+
+``classify`` names each exchange from HELM's result and, when the cache tap (cache_tap.py) saw it, the
+exception raised while the reply was fetched and read, so call.py can decide: wait, retry, repair, give up,
+or stop the run. A prompt too long for the judge's context is named apart (``CONTEXT_FAILURE``): no
+re-run fixes it, only a larger context.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import openai
+from helm.common.request import RequestResult
+
+from helm_mtsamples_ext.judges.cache_tap import NotACompletion, NotCached, ReplyTooLong, clip
+from helm_mtsamples_ext.judges.reply_shape import NoText
+from helm_mtsamples_ext.judges.throttle import parse_retry_after
+
+CONTEXT_FAILURE = "prompt too long for the judge's context"
+"""How a context-length failure begins, so the unjudged summary can group it apart from what a re-run fixes."""
+_CONTEXT = re.compile(
+    r"context_length_exceeded|maximum context length|context window|context length|exceeds? the context|"
+    r"too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+_TOKENS = re.compile(r"(?:resulted in|requested|prompt has|input has|got)\D{0,20}(\d+)\s*tokens", re.IGNORECASE)
+_REQUESTED = re.compile(r"Requested tokens \((\d+)\)")
+
+
+@dataclass
+class Sent:
+    """One exchange with the server, classified."""
+
+    kind: str  # ok | rate_limited | timeout | connection | server | client | auth | filtered | unavailable
+    # | context (prompt too long for the judge) | not_completion | too_long | no_text (refused, empty, tool call)
+    text: str = ""
+    finish: str | None = None
+    error: str = ""
+    status: int | None = None
+    retry_after: float | None = None
+    tokens: int | None = None
+    tokens_in: int | None = None  # the server's usage: prompt_tokens
+    tokens_out: int | None = None  # completion_tokens
+
+
+def context_failure(message: str) -> str | None:
+    """The failure line for a prompt too long for the judge's context, or None when ``message`` is not that."""
+    if not _CONTEXT.search(message):
+        return None
+    found = _TOKENS.search(message) or _REQUESTED.search(message)
+    size = f" ({found.group(1)} tokens)" if found else ""
+    return (
+        f"{CONTEXT_FAILURE}{size}: give the judge a larger context (vLLM --max-model-len, "
+        "llama.cpp --n_ctx) or use a judge with one"
+    )
+
+
+_NOT_COMPLETION_FIX = "judge_base_url must be the OpenAI API root, e.g. http://host:port/v1"
+
+
+def classify(
+    result: RequestResult,
+    error: BaseException | None = None,
+    tokens: int | None = None,
+    split: tuple[int | None, int | None] = (None, None),
+) -> Sent:
+    """What an exchange was, from HELM's result and, when the tap saw it, the exception raised while the
+    server's reply was fetched and read (``error``: the SDK's, or HELM failing to read a non-completion)."""
+    if isinstance(error, ReplyTooLong):
+        return Sent("too_long", text=error.head, error=str(error), tokens=tokens)
+    if isinstance(error, NoText):
+        return Sent("no_text", error=str(error))
+    if isinstance(error, NotACompletion):
+        return Sent("not_completion", error=f"not a chat completion: {error}; {_NOT_COMPLETION_FIX}")
+    if error is not None and not isinstance(error, (openai.OpenAIError, NotCached)):
+        # HELM's client could not read the reply (the SDK hands back an HTML page as a str): not a completion
+        return Sent(
+            "not_completion",
+            error=f"not a chat completion: the endpoint's 200 could not be read ({type(error).__name__}: "
+            f"{clip(str(error), 200)}); {_NOT_COMPLETION_FIX}",
+        )
+    if result.success and result.completions:
+        completion = result.completions[0]
+        if not isinstance(completion.text, str) or not completion.text.strip():  # defensive: reply_shape names it
+            return Sent("no_text", error="empty reply", tokens=tokens, tokens_in=split[0], tokens_out=split[1])
+        reason = (completion.finish_reason or {}).get("reason")
+        return Sent("ok", text=completion.text, finish=reason, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
+    message = result.error or "no completion returned"
+    if isinstance(error, openai.APITimeoutError):
+        return Sent("timeout", error=f"timed out: {message}")
+    if isinstance(error, openai.APIConnectionError):
+        return Sent("connection", error=f"connection failed: {message}")
+    status = error.status_code if isinstance(error, openai.APIStatusError) else None
+    headers = dict(error.response.headers) if isinstance(error, openai.APIStatusError) else None
+    if status is None and "Error code: " in message:
+        code = message.split("Error code: ", 1)[1][:3]
+        status = int(code) if code.isdigit() else None
+    if "blocked" in message.lower() and "filter" in message.lower():
+        return Sent("filtered", error=f"reply cut off (content filter): {message}", tokens=tokens)
+    if status == 429:
+        return Sent("rate_limited", error=f"rate limited (HTTP 429): {message}", status=429,
+                     retry_after=parse_retry_after(headers), tokens=tokens)  # fmt: skip
+    if status in (401, 403):
+        return Sent("auth", error=f"HTTP {status}: {message}", status=status)
+    context = context_failure(message) if status is None or status in (400, 413, 422) or status >= 500 else None
+    if context is not None:
+        return Sent("context", error=context, status=status)
+    if status is not None and 400 <= status < 500 and status not in (408, 409):
+        return Sent("client", error=f"HTTP {status}: {message}", status=status)
+    if status is None and result.error_flags is not None and result.error_flags.is_retriable is False:
+        return Sent("client", error=message)
+    return Sent("server", error=f"HTTP {status}: {message}" if status else f"call error: {message}", status=status)

@@ -1,0 +1,68 @@
+"""The report directory's files: the CSV/parquet tables, the figure, report.md and the review page.
+
+Written beside the suite (`<output>/mtsamples_report/<suite>/` by default), never inside it, where
+helm-summarize would take the directory for a broken run. instances.csv keeps the columns a reader
+analyses; the notes' texts go to the review page alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from helm.common.hierarchical_logger import hlog
+
+from helm_mtsamples_ext.report.audit_warnings import blind_panels
+from helm_mtsamples_ext.report.cost import cost_markdown
+from helm_mtsamples_ext.report.figure import write_figure
+from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
+from helm_mtsamples_ext.report.render import markdown_report
+from helm_mtsamples_ext.report.review import write_review
+from helm_mtsamples_ext.report.tables import audit_lines
+from helm_mtsamples_ext.rubric import DIMENSIONS
+
+FIGURE_NAME = "leaderboard.png"
+INSTANCE_COLUMNS = [
+    "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
+    "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
+    "tokens_in", "tokens_out",
+]  # fmt: skip
+
+
+def write_report(
+    tables: dict[str, pd.DataFrame],
+    out: Path,
+    suite: str,
+    problems: list[str],
+    settings_text: str,
+    sample: RatingRound = EVERY_ANSWER,
+) -> None:
+    """Every file of the report directory ``out`` (created if missing); judge_audit.csv only for a suite with
+    control runs, judge_human_agreement.csv only with clinicians' ratings."""
+    out.mkdir(parents=True, exist_ok=True)
+    instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
+    instances.to_csv(out / "instances.csv", index=False)
+    try:
+        instances.to_parquet(out / "instances.parquet", index=False)
+    except ImportError:
+        hlog("pyarrow is not installed: instances.parquet not written")
+    for name in ("leaderboard", "pairwise", "by_specialty"):
+        tables[name].to_csv(out / f"{name}.csv", index=False)
+    audit = tables["judge_audit"]
+    if not audit.empty:  # only a suite with control runs has an audit
+        audit.to_csv(out / "judge_audit.csv", index=False)
+    if "judge_human_agreement" in tables:
+        tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
+    write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
+    write_review(tables["instances"], out / "report.html", suite, sample)
+    report = markdown_report(
+        suite,
+        tables,
+        FIGURE_NAME,
+        problems,
+        settings_text,
+        audit,
+        audit_lines(tables),
+        cost_markdown(tables["leaderboard"]),
+    )
+    (out / "report.md").write_text(report, encoding="utf-8")

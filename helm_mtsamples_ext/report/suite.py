@@ -1,0 +1,124 @@
+"""Reading a suite: every run of ours in `<output>/runs/<suite>/`, as HELM's runner wrote it, into one table.
+
+A run is ours by its scenario, annotator or run group (names.py), so a suite mixing benchmarks is read for
+ours alone. A run directory that cannot be read (unfinished, half-written, an unexpected shape) is named in
+``SuiteData.problems`` and the others are still read: one broken run must not hide a suite's results.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from helm.common.hierarchical_logger import hlog
+
+from helm_mtsamples_ext import names
+from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
+from helm_mtsamples_ext.record import ANNOTATION_KEY
+from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
+from helm_mtsamples_ext.report.stats import KEYS
+from helm_mtsamples_ext.same_verdict import without_same_verdicts
+
+OUR_SCENARIO = names.SCENARIO_CLASS
+RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
+"""What a finished run has (HELM writes all of them at the very end of a run; a crash leaves some out)."""
+NOT_RUNS = {"eval_cache", "groups"}
+
+
+class RunProblem(Exception):
+    """A run of ours that cannot be read: reported by path, the others still are."""
+
+
+@dataclass
+class SuiteData:
+    """The per-judge rows of every readable run, and one message per run directory that could not be read."""
+
+    instances: pd.DataFrame
+    problems: list[str] = field(default_factory=list)
+
+
+def is_ours(run_spec: dict[str, Any]) -> bool:
+    annotators = run_spec.get("annotators") or []
+    return (
+        run_spec.get("scenario_spec", {}).get("class_name") == OUR_SCENARIO
+        or any(a.get("class_name") == OUR_ANNOTATOR for a in annotators)
+        or ANNOTATION_KEY in (run_spec.get("groups") or [])
+    )
+
+
+def panel_judges(run_spec: dict[str, Any], states: list[dict[str, Any]]) -> list[str]:
+    """The judge names in panel order: from the run's panel (panel.py), else from the annotations themselves."""
+    named = panel_of(run_spec)
+    if named is not None:
+        return named
+    seen: dict[str, None] = {}
+    for state in states:
+        record = record_of(state)
+        seen.update(dict.fromkeys(record.judges if record is not None else ()))
+    return list(seen)
+
+
+def _run_args(run_name: str) -> dict[str, str]:
+    _, _, args = run_name.partition(":")
+    return dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+
+
+def _read_json(path: Path) -> Any:
+    if not path.is_file():
+        raise RunProblem(f"{path.name} is missing (run unfinished?)")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise RunProblem(f"{path.name} is not valid JSON (half-written?): {error}") from error
+
+
+def read_run(run_dir: Path) -> pd.DataFrame | None:
+    """Raw per-judge rows of one run directory; None if the run is not an mtsamples_procedures run."""
+    if not (run_dir / "run_spec.json").is_file() and not run_dir.name.startswith(ANNOTATION_KEY):
+        return None
+    run_spec = _read_json(run_dir / "run_spec.json")
+    if not is_ours(run_spec):
+        return None
+    files = {name: _read_json(run_dir / name) for name in RUN_FILES[1:]}
+    try:
+        states = files["scenario_state.json"]["request_states"]
+        model = run_spec["adapter_spec"]["model"]
+        judges = panel_judges(run_spec, states) or [""]
+        # The run-level rule (same_verdict.py), as the metric applies it: both read the same run the same way.
+        view = without_same_verdicts([(answer_of(state), record_of(state)) for state in states])
+        rows = [row for state, record in zip(states, view, strict=True) for row in state_rows(state, judges, record)]
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        raise RunProblem(f"scenario_state.json or run_spec.json has an unexpected shape: {error!r}") from error
+    if not rows:
+        raise RunProblem("the run has no request states")
+    args = _run_args(run_spec.get("name", run_dir.name))
+    variant = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("model", "judges")) or run_dir.name
+    # Float columns per run, so that concat sees float scores even when every judge of the run failed.
+    table = pd.DataFrame(rows).astype({column: float for column in SCORED_COLUMNS})
+    return table.assign(run=run_dir.name, model=model, panel="+".join(judges), variant=variant)
+
+
+def load_suite(suite_dir: Path) -> SuiteData:
+    """All readable runs of ours in a suite, plus a message naming each run directory that could not be read."""
+    frames: list[pd.DataFrame] = []
+    problems: list[str] = []
+    for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir() and p.name not in NOT_RUNS):
+        try:
+            table = read_run(run_dir)
+        except RunProblem as problem:
+            problems.append(f"{run_dir}: {problem}")
+            continue
+        if table is None:
+            hlog(f"Not an mtsamples_procedures run, ignored: {run_dir}")
+        else:
+            frames.append(table)
+    if not frames:
+        return SuiteData(pd.DataFrame(), problems)
+    raw = pd.concat(frames, ignore_index=True)
+    # Two runs of one model under one panel (e.g. extraction=helm and =sections) stay apart, named by their args.
+    runs_per_model = raw.groupby(KEYS)["run"].transform("nunique")
+    raw["model"] = raw["model"].where(runs_per_model == 1, raw["model"] + " [" + raw["variant"] + "]")
+    return SuiteData(raw.drop(columns="variant"), problems)

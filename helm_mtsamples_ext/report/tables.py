@@ -1,0 +1,54 @@
+"""The report's tables from a suite's rows, and the audit's one-line verdicts.
+
+One place builds every table (leaderboard, pairwise, specialties, the judge audit, and with clinicians'
+ratings the agreement tables), so `helm-mtsamples-report` and the schema's audit lines read the same
+numbers. Pure: a table in, tables out; writing them is outputs.py's.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from helm_mtsamples_ext.failure_reasons import panel_lines
+from helm_mtsamples_ext.report.audit import judge_audit
+from helm_mtsamples_ext.report.audit_warnings import (
+    above_ceiling,
+    panels_with_controls,
+    verdict_lines,
+    with_panel_auroc,
+)
+from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
+from helm_mtsamples_ext.report.human_agreement import human_tables
+from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table, pairwise
+
+
+def build_tables(
+    instances: pd.DataFrame,
+    settings: BootstrapSettings,
+    ratings: pd.DataFrame | None = None,
+    prices: Prices | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too;
+    with prices, what judging cost."""
+    notes = note_table(instances)
+    board = with_judge_cost(leaderboard(instances, notes, settings), instances, prices)
+    audit = judge_audit(instances, settings)
+    tables = {
+        "instances": instances,
+        "leaderboard": with_panel_auroc(board, audit, instances),
+        "pairwise": pairwise(notes, board, settings),
+        "by_specialty": by_specialty(notes, board),
+        "judge_audit": audit,
+        "above_ceiling": above_ceiling(board, instances),
+    }
+    return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
+
+
+def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Each panel's audit verdict, each model above its ceiling, and each panel's failed calls with why, one line
+    each (stdout and report.md's top)."""
+    board = tables["leaderboard"]
+    panels = list(dict.fromkeys(board["panel"]))
+    lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
+    calls = tables["instances"][["panel", "status", "failure"]].itertuples(index=False, name=None)
+    return lines + panel_lines(calls)

@@ -1,0 +1,97 @@
+"""suite.py: reading a suite's runs as HELM wrote them, run by run: a broken run is named and the others read,
+two runs of one model stay apart, and a run is read whole (the run-level rule, as the metric applies it)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from helm_mtsamples_ext.report.cli import main
+from tests.report.reports import BOOT, run_report
+from tests.report.suites import (
+    JUDGES,
+    NOTES,
+    STRONG,
+    STRONG_RUN,
+    WEAK,
+    WEAK_RUN,
+    Run,
+    build_main_suite,
+    build_suite,
+    ok,
+    read,
+    row,
+    write_run,
+)
+
+
+def test_same_model_in_two_runs_of_one_panel(tmp_path: Path) -> None:
+    """Two runs of one model under one panel stay apart, labelled by their run arguments."""
+    helm_mode = Run(STRONG, JUDGES, {"n1.txt": {j: ok(2, 2, 2) for j in JUDGES}}, extra_args="extraction=helm")
+    build_suite(tmp_path, [STRONG_RUN, helm_mode])
+    assert run_report(tmp_path, tmp_path / "r") == 0
+    board = read(tmp_path / "r", "leaderboard").set_index("model")
+    assert board.loc[f"{STRONG} [extraction=helm]", "reward"] == pytest.approx(0.4)
+    assert board.loc[f"{STRONG} [mtsamples_procedures:model=acme_strong]", "reward"] == pytest.approx(0.9)
+
+
+def test_half_written_runs_are_named_and_others_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Missing files, truncated JSON and an empty run dir are each named on stderr; the good runs are reported."""
+    suite = build_main_suite(tmp_path)
+    no_stats = write_run(suite, Run("acme/no-stats", JUDGES, WEAK_RUN.verdicts), NOTES)
+    (no_stats / "per_instance_stats.json").unlink()
+    truncated = write_run(suite, Run("acme/truncated", JUDGES, WEAK_RUN.verdicts), NOTES)
+    state = truncated / "scenario_state.json"
+    state.write_text(state.read_text()[:500])
+    crashed = suite / "mtsamples_procedures:model=acme_crashed"
+    crashed.mkdir()
+    assert run_report(tmp_path, tmp_path / "r") == 0
+    err = capsys.readouterr().err
+    assert f"{no_stats}: per_instance_stats.json is missing" in err
+    assert f"{truncated}: scenario_state.json is not valid JSON" in err
+    assert f"{crashed}: run_spec.json is missing" in err
+    assert "mmlu" not in err  # another scenario's run is not ours and not a problem
+    assert list(read(tmp_path / "r", "leaderboard")["model"]) == [STRONG, WEAK]
+    assert str(truncated) in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_a_judge_giving_one_verdict_to_different_answers_counts_for_nothing_as_in_the_metric(tmp_path: Path) -> None:
+    """judge-two gives 555 with the same words to three different answers: the report, like the metric, reads the
+    run as a whole, so judge-two fails on each note ("same verdict for different answers") and the rewards are
+    judge-one's alone: 222=.4, 333=.6, 444=.8 -> .6. The metric on the same records and answers agrees."""
+    from helm.benchmark.adaptation.adapter_spec import AdapterSpec
+    from helm.benchmark.adaptation.scenario_state import ScenarioState
+
+    from helm_mtsamples_ext.metric import MTSamplesProceduresMetric
+    from tests.states import request_state
+
+    notes = ["n1.txt", "n2.txt", "n3.txt"]
+    verdicts = {n: {"judge-one": ok(s, s, s), "judge-two": ok(5, 5, 5)} for n, s in zip(notes, (2, 3, 4), strict=True)}
+    answers = {n: f"Answer number {k}." for k, n in enumerate(notes)}
+    build_suite(tmp_path, [Run("acme/m", JUDGES, verdicts, outputs=answers)])
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), *BOOT]) == 0
+    board = row(read(tmp_path / "r", "leaderboard"), model="acme/m")
+    assert (board["reward"], board["judge_failures"], board["n_unjudged"]) == (pytest.approx(0.6), 3, 0)
+    failures = read(tmp_path / "r", "instances").query("judge == 'judge-two'")["failure"]
+    assert failures.str.startswith("same verdict for different answers: ").all()
+
+    states = []
+    for k, n in enumerate(notes):
+        record = {**verdicts[n], "failed_judges": []}
+        states.append(
+            request_state(answer=answers[n], instance_id=f"n{k}", annotations={"mtsamples_procedures": record})
+        )
+    result = MTSamplesProceduresMetric(JUDGES).evaluate(
+        ScenarioState(AdapterSpec(method="generation"), states),
+        None,
+        "",
+        parallelism=1,  # type: ignore[arg-type]
+    )
+    stats = {s.name.name: s.mean for s in result.aggregated_stats}
+    assert stats["mtsamples_procedures_reward"] == pytest.approx(board["reward"])
+    assert stats["mtsamples_procedures_unjudged"] == board["n_unjudged"] == 0
+    assert stats["mtsamples_procedures_same_verdict"] == pytest.approx(0.5)

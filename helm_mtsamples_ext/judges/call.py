@@ -60,10 +60,43 @@ class CallOutcome:
     tokens_in: int | None = None
     tokens_out: int | None = None
 
+    def count(self, sent: Sent) -> None:
+        """Add a turn's tokens to the call's."""
+        self.tokens = _plus(self.tokens, sent.tokens)
+        self.tokens_in = _plus(self.tokens_in, sent.tokens_in)
+        self.tokens_out = _plus(self.tokens_out, sent.tokens_out)
+
 
 def _plus(total: int | None, more: int | None) -> int | None:
     """Token counts over a call's turns (None until a server reported any)."""
     return more if total is None else total + (more or 0)
+
+
+def _read_reply(
+    outcome: CallOutcome, sent: Sent, mode: str | None, untrusted: Sequence[str], max_tokens: int
+) -> int | None:
+    """Read a turn's reply into ``outcome``; the max_tokens of a repair turn, or None when the call is over (a
+    verdict that counts, or a reply a content filter cut off). A reply cut at max_tokens gets twice as many."""
+    outcome.raw_reply, outcome.structured = clip(sent.text), mode
+    if sent.finish in CUT_OFF:
+        outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
+        return None if CUT_OFF[sent.finish] == "content filter" else 2 * max_tokens
+    verdict = parse_verdict(sent.text, untrusted)
+    outcome.verdict = verdict
+    if verdict is not None and verdict.has_valid_dimension:
+        outcome.failure = None
+        return None
+    outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
+    return max_tokens
+
+
+def _repair_messages(prompt: str, reply: str) -> list[dict[str, str]]:
+    """A repair turn: the prompt, the judge's reply, and "answer with only the JSON object"."""
+    return [
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": reply[:REPLY_CAP]},
+        {"role": "user", "content": REPAIR_INSTRUCTION},
+    ]
 
 
 @dataclass
@@ -180,42 +213,19 @@ class JudgeCaller:
         ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
         turn = Turn(prompt, None, self.settings.max_tokens, self._clock() + self.settings.max_wait)
         outcome = CallOutcome()
-        tokens: list[int] = []
         previous: str | None = None
         for _ in range(1 + self.settings.repair_turns):
             sent, mode = self._send(target, turn)
-            if sent.tokens is not None:
-                tokens.append(sent.tokens)
-            outcome.tokens = sum(tokens) if tokens else None
-            outcome.tokens_in = _plus(outcome.tokens_in, sent.tokens_in)
-            outcome.tokens_out = _plus(outcome.tokens_out, sent.tokens_out)
+            outcome.count(sent)
             if sent.kind != "ok":
                 outcome.failure = self._scrub(sent.error)
                 outcome.raw_reply = clip(self._scrub(sent.text)) if sent.text else outcome.raw_reply
                 return outcome
-            outcome.raw_reply, outcome.structured = clip(sent.text), mode
-            max_tokens = turn.max_tokens
-            if sent.finish in CUT_OFF:
-                outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
-                if CUT_OFF[sent.finish] == "content filter":
-                    return outcome
-                max_tokens *= 2
-            else:
-                verdict = parse_verdict(sent.text, untrusted)
-                outcome.verdict = verdict
-                if verdict is not None and verdict.has_valid_dimension:
-                    outcome.failure = None
-                    return outcome
-                outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
-            if sent.text == previous:  # the same bad reply again: more turns would get it again
+            max_tokens = _read_reply(outcome, sent, mode, untrusted, turn.max_tokens)
+            if max_tokens is None or sent.text == previous:  # the same bad reply again: more turns would get it again
                 return outcome
             previous = sent.text
-            messages = [
-                {"role": "user", "content": prompt},
-                {"role": "assistant", "content": sent.text[:REPLY_CAP]},
-                {"role": "user", "content": REPAIR_INSTRUCTION},
-            ]
-            turn = Turn(prompt, messages, max_tokens, turn.deadline)
+            turn = Turn(prompt, _repair_messages(prompt, sent.text), max_tokens, turn.deadline)
         return outcome
 
     def _send(self, target: JudgeTarget, turn: Turn) -> tuple[Sent, str | None]:

@@ -4,7 +4,7 @@ what it cannot, with every exchange told to the shared state (gate, breaker, for
 Why one object per turn (``TurnAttempts``): a turn's retries share what they have seen (timeouts, the
 format last used, a server error that keeps coming back) and whom they report to; tenacity's callbacks
 read it from there instead of from mutable cells passed around. The waits follow ``throttle.py``; what
-each exchange was comes from ``wire.classify``.
+each exchange was comes from ``exchange.classify``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """One judge call, from the request to a verdict or a named failure; the annotator only fans out.
 
-Requests go through HELM's clients and cache (``wire.JudgeClients``; a re-run replays every answered
+Requests go through HELM's clients and cache (``exchange.JudgeClients``; a re-run replays every answered
 call). What a turn (a prompt, or a repair turn) does, in order:
-- **HELM's cache first**, in every format the judge could have used (``structured.FormatMemory``), so a
+- **HELM's cache first**, in every format the judge could have used (``formats.FormatMemory``), so a
   re-run of a finished suite makes no call and needs no server, whatever format each endpoint ended with;
 - only then the server: its endpoint is made ready once (``readiness.py``: checked, and asked how many calls
   it takes at once), the judge's breaker and the endpoint's gate admit the call;

@@ -1,17 +1,20 @@
-"""The judge panel: one ``JudgeSpec`` per judge, shared by the run entry, the annotator and the report.
+"""The judge panel: one ``JudgeSpec`` per judge, shared by the run entry, the annotator and the report, and
+the ``JudgeTarget`` each becomes once the annotator has found its deployment.
 
 The panel travels in run_spec.json as the annotator's ``judges`` argument; this module is the one place
 that writes that form (``as_arg``) and reads it back (``from_arg``, ``panel_of``), so the report does not
-depend on a constructor argument's name and shape.
+depend on a constructor argument's name and shape. A judge's identity lives here, with the panel, not with
+the code that calls it: the judges wing imports this module, never the other way round.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.record import RESERVED_KEYS
 
 OUR_ANNOTATOR = names.ANNOTATOR_CLASS
 
@@ -52,6 +55,33 @@ class JudgeSpec:
             base_url=str(arg["base_url"]) if arg.get("base_url") else None,
             endpoint_index=int(index) if index is not None else None,
         )
+
+
+def panel_from_args(judges: Sequence[Mapping[str, Any]]) -> list[JudgeSpec]:
+    """The panel the annotator was given (its ``judges`` argument), checked: not empty, names unique and not
+    one of the record's own keys (they sit beside the judge names in a note's record)."""
+    if not judges:
+        raise ValueError("The judge panel is empty")
+    panel = [JudgeSpec.from_arg(spec) for spec in judges]
+    judge_names = [judge.name for judge in panel]
+    if len(set(judge_names)) != len(judge_names) or set(judge_names) & set(RESERVED_KEYS):
+        raise ValueError(f"Judge names must be unique and not one of {sorted(RESERVED_KEYS)}: {judge_names}")
+    return panel
+
+
+@dataclass(frozen=True)
+class JudgeTarget:
+    """A judge as its calls see it: ``endpoint`` keys the shared gate, ``where`` and ``key_hint`` make error
+    messages name the endpoint and the setting to fix, never the key; ``base_url`` (endpoint judges only) is
+    what the endpoint check asks."""
+
+    name: str
+    model: str
+    model_deployment: str
+    endpoint: str
+    where: str
+    key_hint: str
+    base_url: str | None = None
 
 
 def panel_of(run_spec: Mapping[str, Any]) -> list[str] | None:

@@ -9,10 +9,8 @@ that HELM knows it, and outside --dry-run that its client can be built with helm
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import re
-from dataclasses import dataclass, fields
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -27,12 +25,12 @@ from helm.benchmark.scenarios.scenario import ScenarioSpec
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.helm_compat import find_model_deployment
-from helm_mtsamples_ext.judges.formats import STRUCTURED_MODES
-from helm_mtsamples_ext.judges.prompt import PROMPT_STYLES
 from helm_mtsamples_ext.model_check import building_command, check_model_under_test
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import RESERVED_KEYS
-from helm_mtsamples_ext.sections import EXTRACTION_MODES
+from helm_mtsamples_ext.run_entry_args import RunEntryArgs
+
+__all__ = ["RUN_ENTRY_NAME", "RunEntryArgs", "get_mtsamples_procedures_spec", "resolve_judges", "run_entry"]
 
 RUN_ENTRY_NAME = names.RUN_ENTRY
 DEFAULT_JUDGES = "openai/gpt-4o-mini"
@@ -45,15 +43,6 @@ INSTRUCTIONS = "Here are information about a patient, return a reasonable treatm
 THINK_INSTRUCTIONS = (
     " First reason step by step inside <think></think> tags; then, after the closing tag, give only the plan."
 )
-
-
-def parse_bool(value: Any, argument: str) -> bool:
-    text = str(value).strip().lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no", ""):
-        return False
-    raise ValueError(f"{argument} must be true or false, got {value!r}")
 
 
 def short_hash(text: str) -> str:
@@ -157,14 +146,6 @@ def _name_value(value: str) -> str:
     return clean if len(clean) <= 80 else short_hash(value)
 
 
-def _arg_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
 def run_spec_name(non_default: dict[str, str]) -> str:
     if not non_default:
         return RUN_ENTRY_NAME
@@ -173,110 +154,6 @@ def run_spec_name(non_default: dict[str, str]) -> str:
         hashed = key in ("jury_config_path", "judge_base_url")
         parts.append(f"{key}={short_hash(value) if hashed else _name_value(value)}")
     return f"{RUN_ENTRY_NAME}:{','.join(parts)}"
-
-
-SECONDS = "a positive number of seconds"
-NOT_IN_NAME = ("judge_batch", "judge_batch_fallback")
-
-
-def _number(value: Any, argument: str, what: str, integer: bool = False, upper: float | None = None) -> float:
-    try:
-        number = float(str(value).strip())
-    except ValueError:
-        number = float("nan")
-    ok = number > 0 or (upper is not None and number == 0)
-    if not ok or (integer and not number.is_integer()) or (upper is not None and number > upper) or number != number:
-        raise ValueError(f"{argument} must be {what}, got {value!r}")
-    return number
-
-
-def _with_closest(name: str, known: list[str]) -> str:
-    """An unknown argument with the known one it is most likely a typo of (``judgs`` -> ``judges``); ``model``, which
-    HELM takes off the run entry before calling us, is a candidate too (``modle``)."""
-    close = difflib.get_close_matches(name, known, n=1)
-    return f"{name} (did you mean {close[0]}?)" if close else name
-
-
-def _choice(value: Any, argument: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{argument} must be one of {', '.join(allowed)}, got {value!r}")
-    return str(value)
-
-
-@dataclass(frozen=True)
-class RunEntryArgs:
-    """The run entry's arguments, typed, with their defaults: the one place a default lives.
-
-    Arguments left at their default stay out of the run name, so adding an argument never renames
-    existing runs."""
-
-    extraction: str = "helm"
-    judges: str | None = None
-    jury_config_path: str | None = None
-    judge_base_url: str | None = None
-    use_think: bool = False
-    judge_prompt: str = "ours"
-    judge_timeout: float = 120.0
-    judge_structured: str = "auto"
-    judge_max_wait: float = 900.0
-    judge_max_concurrency: int = 16
-    judge_rpm: float | None = None
-    max_unjudged: float = 0.0
-    judge_batch: bool = False
-    judge_batch_fallback: bool = True
-
-    @classmethod
-    def parse(cls, **raw: Any) -> RunEntryArgs:
-        """Validate run-entry text; every error is one line naming the argument and what it takes."""
-        known = [f.name for f in fields(cls)]
-        unknown = sorted(set(raw) - set(known))
-        if unknown:
-            raise ValueError(
-                f"unknown argument(s) {', '.join(_with_closest(u, [*known, 'model']) for u in unknown)}; "
-                f"mtsamples_procedures takes {', '.join(known)}"
-            )
-        d = cls()
-        get = raw.get
-        rpm = get("judge_rpm", d.judge_rpm)
-        return cls(
-            extraction=_choice(get("extraction", d.extraction), "extraction", EXTRACTION_MODES),
-            judges=get("judges", d.judges),
-            jury_config_path=get("jury_config_path", d.jury_config_path) or None,
-            judge_base_url=get("judge_base_url", d.judge_base_url) or None,
-            use_think=parse_bool(get("use_think", d.use_think), "use_think"),
-            judge_prompt=_choice(get("judge_prompt", d.judge_prompt), "judge_prompt", PROMPT_STYLES),
-            judge_timeout=_number(get("judge_timeout", d.judge_timeout), "judge_timeout", SECONDS),
-            judge_structured=_choice(get("judge_structured", d.judge_structured), "judge_structured", STRUCTURED_MODES),
-            judge_max_wait=_number(get("judge_max_wait", d.judge_max_wait), "judge_max_wait", SECONDS),
-            judge_max_concurrency=int(
-                _number(
-                    get("judge_max_concurrency", d.judge_max_concurrency),
-                    "judge_max_concurrency",
-                    "a positive whole number",
-                    integer=True,
-                )
-            ),
-            judge_rpm=None
-            if rpm in (None, "")
-            else _number(rpm, "judge_rpm", "a positive number of requests per minute"),
-            max_unjudged=_number(
-                get("max_unjudged", d.max_unjudged), "max_unjudged", "a share between 0 and 1", upper=1.0
-            ),
-            judge_batch=parse_bool(get("judge_batch", d.judge_batch), "judge_batch"),
-            judge_batch_fallback=parse_bool(
-                get("judge_batch_fallback", d.judge_batch_fallback), "judge_batch_fallback"
-            ),
-        )
-
-    def non_default(self) -> dict[str, str]:
-        """What names the run: every argument off its default, but how judging is paid (judge_batch and
-        judge_batch_fallback), which changes no result: a batch-judged run and a direct one are the same run."""
-        default = RunEntryArgs()
-        return {
-            f.name: _arg_text(getattr(self, f.name))
-            for f in fields(self)
-            if getattr(self, f.name) != getattr(default, f.name) and f.name not in NOT_IN_NAME
-        }
 
 
 def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
@@ -298,28 +175,8 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
         max_train_instances=0,
         stop_sequences=[],
     )
-    judge_names = [j.name for j in panel]
-    annotator_args: dict[str, Any] = {
-        "judges": [j.as_arg() for j in panel],
-        "judge_prompt": args.judge_prompt,
-        "use_think": think,
-        "judge_timeout": args.judge_timeout,
-    }
-    default = RunEntryArgs()
-    # Only what differs from the annotator's defaults, so run_spec.json files of earlier runs stay equal.
-    for name in (
-        "judge_structured",
-        "judge_max_wait",
-        "judge_max_concurrency",
-        "judge_rpm",
-        "judge_batch",
-        "judge_batch_fallback",
-    ):
-        if getattr(args, name) != getattr(default, name):
-            annotator_args[name] = getattr(args, name)
-    metric_args: dict[str, Any] = {"judge_names": judge_names}
-    if args.max_unjudged != default.max_unjudged:
-        metric_args["max_unjudged"] = args.max_unjudged
+    annotator_args: dict[str, Any] = {"judges": [j.as_arg() for j in panel], **args.annotator_args()}
+    metric_args: dict[str, Any] = {"judge_names": [j.name for j in panel], **args.metric_args()}
     return RunSpec(
         name=run_spec_name(args.non_default()),
         scenario_spec=ScenarioSpec(

@@ -12,6 +12,7 @@ import pytest
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import AnnotatorSpec
 from helm.benchmark.annotation.annotator_factory import AnnotatorFactory
+from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm.common.general import parallel_map
@@ -19,9 +20,11 @@ from helm.common.request import ErrorFlags, RequestResult
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
-from helm_mtsamples_ext.judges.endpoints import endpoint_deployment_name
+from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, endpoint_deployment_name
+from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 from tests.servers.judge import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
 
@@ -571,3 +574,43 @@ def test_the_progress_bar_counts_notes_judged(tmp_path: Path, capsys: pytest.Cap
         make_annotator(tmp_path, judge_specs(server, ["a"])).annotate_all(notes(3))
     err = capsys.readouterr().err
     assert "Judging notes" in err and "3/3" in err
+
+
+# ---------------------------------------------------------------- defaults and set-up
+
+
+def test_an_annotator_given_only_its_panel_calls_with_the_run_entrys_defaults(tmp_path: Path) -> None:
+    """No default of its own: the call settings are RunEntryArgs' (with the breaker's cooldown from the timeout),
+    and judge_timeout reaches the endpoint judge's deployment and whole-call bound directly."""
+    auto_client = AutoClient({}, str(tmp_path), SqliteCacheBackendConfig(str(tmp_path)))
+    url = "http://127.0.0.1:9/v1"  # never contacted: building an annotator calls no server
+    annotator = JudgeAnnotator(auto_client=auto_client, judges=[{"name": "m", "model": "m", "base_url": url}])
+    default = RunEntryArgs()
+    assert annotator.settings == CallSettings.from_args(default)
+    assert annotator.settings.breaker_cooldown == 2 * default.judge_timeout
+    deployment = endpoint_deployment_name(url, "m")
+    assert DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[deployment].client_spec.args["timeout"] == default.judge_timeout
+    client = annotator._caller.client(deployment)
+    assert isinstance(client, JudgeEndpointClient) and client._whole_call_limit == default.judge_timeout
+
+
+@pytest.mark.parametrize(
+    ("judges", "message"),
+    [
+        ([], "The judge panel is empty"),
+        ([{"name": "a", "model": "x/a"}, {"name": "a", "model": "y/a"}], "Judge names must be unique"),
+        ([{"name": "failed_judges", "model": "x/a"}], "Judge names must be unique and not one of"),
+    ],
+    ids=["empty", "duplicate", "reserved"],
+)
+def test_a_panel_a_record_cannot_hold_is_refused_before_any_set_up(
+    tmp_path: Path, judges: list[dict[str, Any]], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        make_annotator(tmp_path, judges)
+
+
+def test_a_bad_stored_argument_is_named_as_the_run_entry_names_it(tmp_path: Path) -> None:
+    """The annotator reads its arguments with the run entry's parser: one message for a mistake, wherever made."""
+    with pytest.raises(ValueError, match="judge_max_concurrency must be a positive whole number, got 0"):
+        make_annotator(tmp_path, [{"name": "a", "model": "x/a"}], judge_max_concurrency=0)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
-from helm_mtsamples_ext.panel import OUR_ANNOTATOR, JudgeSpec, panel_of
+from helm_mtsamples_ext import panel
+from helm_mtsamples_ext.panel import OUR_ANNOTATOR, JudgeSpec, JudgeTarget, panel_from_args, panel_of
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 
 
@@ -35,3 +39,24 @@ def test_helms_builtin_jury_is_read_too_and_no_panel_is_none() -> None:
     helms = {"annotators": [{"class_name": "x", "args": {"annotator_models": {"gpt": {}, "claude": {}}}}]}
     assert panel_of(helms) == ["gpt", "claude"]
     assert panel_of({"annotators": []}) is None
+
+
+def test_a_judges_identity_lives_with_the_panel_which_imports_no_judge_call_code() -> None:
+    """The judges wing imports the panel (JudgeTarget), never the other way round."""
+    from helm_mtsamples_ext.judges import attempts, call
+
+    assert attempts.JudgeTarget is call.JudgeTarget is JudgeTarget
+    tree = ast.parse(Path(panel.__file__).read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m.startswith("helm_mtsamples_ext.judges")]
+
+
+@pytest.mark.parametrize(
+    "judges",
+    [[], [{"name": "a", "model": "x/a"}, {"name": "a", "model": "y/a"}], [{"name": "failed_judges", "model": "x"}]],
+    ids=["empty", "duplicate", "reserved"],
+)
+def test_a_panel_a_record_cannot_hold_is_refused(judges: list[dict[str, str]]) -> None:
+    with pytest.raises(ValueError, match="panel is empty|must be unique"):
+        panel_from_args(judges)

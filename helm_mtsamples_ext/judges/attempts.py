@@ -4,7 +4,7 @@ what it cannot, with every exchange told to the shared state (gate, breaker, for
 Why one object per turn (``TurnAttempts``): a turn's retries share what they have seen (timeouts, the
 format last used, a server error that keeps coming back) and whom they report to; tenacity's callbacks
 read it from there instead of from mutable cells passed around. The waits follow ``throttle.py``; what
-each exchange was comes from ``wire.classify``.
+each exchange was comes from ``exchange.classify``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from helm_mtsamples_ext.judges.cache_tap import clip
 from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.formats import FormatMemory, response_format
+from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import NOTICE_EVERY, Breaker, EndpointGate, GateTimeout, backoff
+from helm_mtsamples_ext.panel import JudgeTarget
 
 
 class JudgeAccessError(SystemExit):
@@ -32,36 +34,6 @@ class JudgeAccessError(SystemExit):
 
     def __str__(self) -> str:
         return str(self.code)
-
-
-@dataclass(frozen=True)
-class CallSettings:
-    max_tokens: int = 1024
-    max_wait: float = 900.0
-    timeout_retries: int = 1
-    repair_turns: int = 2
-    structured: str = "auto"
-    max_concurrency: int = 16
-    rpm: float | None = None
-    retry_base: float = 0.5
-    breaker_threshold: int = 3
-    breaker_cooldown: float = 60.0
-    repeat_limit: int = 3
-
-
-@dataclass(frozen=True)
-class JudgeTarget:
-    """What a call needs to know about its judge; ``endpoint`` keys the shared gate, ``where`` and
-    ``key_hint`` make error messages name the endpoint and the setting to fix, never the key; ``base_url``
-    (endpoint judges only) is what the endpoint check asks."""
-
-    name: str
-    model: str
-    model_deployment: str
-    endpoint: str
-    where: str
-    key_hint: str
-    base_url: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,11 @@
 """One judge call, from the request to a verdict or a named failure; the annotator only fans out.
 
-Requests go through HELM's clients and cache (``wire.JudgeClients``; a re-run replays every answered
+Requests go through HELM's clients and cache (``exchange.JudgeClients``; a re-run replays every answered
 call). What a turn (a prompt, or a repair turn) does, in order:
-- **HELM's cache first**, in every format the judge could have used (``structured.FormatMemory``), so a
+- **HELM's cache first**, in every format the judge could have used (``formats.FormatMemory``), so a
   re-run of a finished suite makes no call and needs no server, whatever format each endpoint ended with;
-- only then the server: its endpoint is checked once (``endpoints.check_endpoint``: an HTML page or no
-  server fails the run at once with one line) and asked how many calls it takes at once
-  (``capacity.probe_capacity``, which caps its gate), the judge's breaker and the endpoint's gate admit the call;
+- only then the server: its endpoint is made ready once (``readiness.py``: checked, and asked how many calls
+  it takes at once), the judge's breaker and the endpoint's gate admit the call;
 - the retries of a turn (``attempts.TurnAttempts``): 429, 5xx and connection errors are retried until
   ``max_wait`` (Retry-After honoured, else backoff with jitter), each wait one warning line; the same
   server error three times for one prompt ends the call ("server error repeats"), and calls ending in
@@ -31,11 +30,11 @@ from typing import NoReturn
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
 from helm.clients.openai_client import OpenAIClient
-from helm.common.hierarchical_logger import hlog, hwarn
+from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 
 from helm_mtsamples_ext.helm_compat import ensure_deployment
-from helm_mtsamples_ext.judges.attempts import CallSettings, JudgeAccessError, JudgeTarget, Turn, TurnAttempts
+from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
 from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, clip
 from helm_mtsamples_ext.judges.capacity import Capacity, probe_capacity
 from helm_mtsamples_ext.judges.classify import Sent, classify
@@ -43,9 +42,12 @@ from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpo
 from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, Verdict, parse_verdict
+from helm_mtsamples_ext.judges.readiness import EndpointReadiness
+from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+from helm_mtsamples_ext.panel import JudgeTarget
 
-__all__ = ["CallOutcome", "CallSettings", "JudgeAccessError", "JudgeCaller", "JudgeTarget", "classify"]
+__all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
 
 CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
 
@@ -60,24 +62,53 @@ class CallOutcome:
     tokens_in: int | None = None
     tokens_out: int | None = None
 
+    def count(self, sent: Sent) -> None:
+        """Add a turn's tokens to the call's."""
+        self.tokens = _plus(self.tokens, sent.tokens)
+        self.tokens_in = _plus(self.tokens_in, sent.tokens_in)
+        self.tokens_out = _plus(self.tokens_out, sent.tokens_out)
+
 
 def _plus(total: int | None, more: int | None) -> int | None:
     """Token counts over a call's turns (None until a server reported any)."""
     return more if total is None else total + (more or 0)
 
 
+def _read_reply(
+    outcome: CallOutcome, sent: Sent, mode: str | None, untrusted: Sequence[str], max_tokens: int
+) -> int | None:
+    """Read a turn's reply into ``outcome``; the max_tokens of a repair turn, or None when the call is over (a
+    verdict that counts, or a reply a content filter cut off). A reply cut at max_tokens gets twice as many."""
+    outcome.raw_reply, outcome.structured = clip(sent.text), mode
+    if sent.finish in CUT_OFF:
+        outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
+        return None if CUT_OFF[sent.finish] == "content filter" else 2 * max_tokens
+    verdict = parse_verdict(sent.text, untrusted)
+    outcome.verdict = verdict
+    if verdict is not None and verdict.has_valid_dimension:
+        outcome.failure = None
+        return None
+    outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
+    return max_tokens
+
+
+def _repair_messages(prompt: str, reply: str) -> list[dict[str, str]]:
+    """A repair turn: the prompt, the judge's reply, and "answer with only the JSON object"."""
+    return [
+        {"role": "user", "content": prompt},
+        {"role": "assistant", "content": reply[:REPLY_CAP]},
+        {"role": "user", "content": REPAIR_INSTRUCTION},
+    ]
+
+
 @dataclass
 class _Shared:
-    """State shared by every call of a run: gates per endpoint, breakers and format memory per judge, and
-    the endpoint checks (one per endpoint, made before its first call the cache cannot answer)."""
+    """State shared by every call of a run: gates per endpoint, breakers and format memory per judge."""
 
     gates: dict[str, EndpointGate] = field(default_factory=dict)
     breakers: dict[str, Breaker] = field(default_factory=dict)
     formats: dict[str, FormatMemory] = field(default_factory=dict)
-    checks: dict[str, str | None] = field(default_factory=dict)
-    replayed: set[str] = field(default_factory=set)  # endpoints a call was answered for from HELM's cache
     lock: threading.Lock = field(default_factory=threading.Lock)
-    check_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def _supported_modes(client: Client | None) -> tuple[str, ...]:
@@ -97,14 +128,11 @@ class JudgeCaller:
         check: Callable[[str, str | None], str | None] = check_endpoint,
         capacity: Callable[[str, str | None], Capacity | None] = probe_capacity,
     ) -> None:
-        self._auto_client = auto_client
         self.settings = settings
         self._scrub = scrub
-        self._check = check
-        self._capacity = capacity
-        self._endpoint_urls: set[str] = set()  # endpoints of judges served at a judge_base_url (preflight)
         self._shared = _Shared()
         self._clients = JudgeClients(auto_client, scrub)
+        self._readiness = EndpointReadiness(lambda: auto_client.credentials, check, capacity, scrub)
         self.fatal: JudgeAccessError | None = None
         self._clock = time.monotonic
 
@@ -115,21 +143,23 @@ class JudgeCaller:
 
     def preflight(self, target: JudgeTarget) -> None:
         """Find the judge's deployment and build its client now, so a missing deployment or key fails the run
-        before any call. Contacts no server: a run answered from HELM's cache needs none."""
-        if target.base_url is not None:
-            self._endpoint_urls.add(target.endpoint)
+        before any call. Contacts no server: a run answered from HELM's cache needs none. An endpoint judge's
+        client is handed ``judge_timeout`` as the bound on each whole exchange (deadline.py)."""
+        self._readiness.expect(target)
         if not ensure_deployment(target.model_deployment):
             raise JudgeAccessError(
                 f"judge {target.name!r}: HELM has no model deployment {target.model_deployment!r} "
                 "(check judges= or the jury config, or register the deployment in prod_env)"
             )
         try:
-            self.client(target.model_deployment)
+            client = self.client(target.model_deployment)
         except Exception as e:
             raise JudgeAccessError(
                 f"judge {target.name!r} ({target.where}) cannot be used: {self._scrub(str(e)).strip()}. "
                 f"Set {target.key_hint}"
             ) from None
+        if isinstance(client, JudgeEndpointClient):
+            client.bound_whole_calls(self.settings.timeout)
 
     def first_request(self, target: JudgeTarget, prompt: str) -> Request:
         """The request a direct call's first turn sends now (the judge's current response_format): batch.py
@@ -142,39 +172,18 @@ class JudgeCaller:
         with self._shared.lock:
             return dict(self._shared.gates)
 
-    def _endpoint_ready(self, target: JudgeTarget) -> None:
-        """Check the judge's endpoint once per run, before its first live call; a failed check stops the run."""
-        if target.base_url is None:
-            return
-        with self._shared.check_lock:  # concurrent first calls wait for the one check
-            if target.endpoint not in self._shared.checks:
-                key = self._auto_client.credentials.get(f"{target.endpoint}ApiKey")
-                problem = self._check(target.base_url, key)
-                self._shared.checks[target.endpoint] = None if problem is None else self._scrub(problem)
-                if problem is None:
-                    self._learn_capacity(target, key)
-            problem = self._shared.checks[target.endpoint]
-        if problem is not None:
-            self._stop_run(JudgeAccessError(f"judge {target.name!r}: {problem}"))
-
-    def _learn_capacity(self, target: JudgeTarget, key: str | None) -> None:
-        """Cap the endpoint's gate at what its server says it takes at once (one line when that lowers it)."""
-        found = self._capacity(target.base_url or "", key)
-        gate, _, _ = self._state(target)
-        if found is not None and gate.learned(found.slots, found.source):
-            hlog(f"{target.where}: {found.source}: at most {found.slots} judge call(s) at once")
-
     def limit_of(self, endpoint: str) -> int:
         """Calls the fan-out may start at ``endpoint`` now: its gate's limit; one while an endpoint judge's server
         has not been asked its capacity yet (its first live call asks) and none was answered from HELM's cache, so
         no call waits out its deadline behind a capacity of 1 and a re-run from the cache still fans out."""
-        shared = self._shared
-        with shared.lock:
-            gate = shared.gates.get(endpoint)
-            unasked = endpoint in self._endpoint_urls and endpoint not in shared.checks
-            if unasked and endpoint not in shared.replayed:
-                return 1
+        if self._readiness.unasked(endpoint):
+            return 1
+        with self._shared.lock:
+            gate = self._shared.gates.get(endpoint)
         return gate.limit if gate is not None else self.settings.max_concurrency
+
+    def _stop_run_with(self, message: str) -> NoReturn:
+        self._stop_run(JudgeAccessError(message))
 
     def _stop_run(self, error: JudgeAccessError) -> NoReturn:
         with self._shared.lock:
@@ -206,42 +215,19 @@ class JudgeCaller:
         ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
         turn = Turn(prompt, None, self.settings.max_tokens, self._clock() + self.settings.max_wait)
         outcome = CallOutcome()
-        tokens: list[int] = []
         previous: str | None = None
         for _ in range(1 + self.settings.repair_turns):
             sent, mode = self._send(target, turn)
-            if sent.tokens is not None:
-                tokens.append(sent.tokens)
-            outcome.tokens = sum(tokens) if tokens else None
-            outcome.tokens_in = _plus(outcome.tokens_in, sent.tokens_in)
-            outcome.tokens_out = _plus(outcome.tokens_out, sent.tokens_out)
+            outcome.count(sent)
             if sent.kind != "ok":
                 outcome.failure = self._scrub(sent.error)
                 outcome.raw_reply = clip(self._scrub(sent.text)) if sent.text else outcome.raw_reply
                 return outcome
-            outcome.raw_reply, outcome.structured = clip(sent.text), mode
-            max_tokens = turn.max_tokens
-            if sent.finish in CUT_OFF:
-                outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
-                if CUT_OFF[sent.finish] == "content filter":
-                    return outcome
-                max_tokens *= 2
-            else:
-                verdict = parse_verdict(sent.text, untrusted)
-                outcome.verdict = verdict
-                if verdict is not None and verdict.has_valid_dimension:
-                    outcome.failure = None
-                    return outcome
-                outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
-            if sent.text == previous:  # the same bad reply again: more turns would get it again
+            max_tokens = _read_reply(outcome, sent, mode, untrusted, turn.max_tokens)
+            if max_tokens is None or sent.text == previous:  # the same bad reply again: more turns would get it again
                 return outcome
             previous = sent.text
-            messages = [
-                {"role": "user", "content": prompt},
-                {"role": "assistant", "content": sent.text[:REPLY_CAP]},
-                {"role": "user", "content": REPAIR_INSTRUCTION},
-            ]
-            turn = Turn(prompt, messages, max_tokens, turn.deadline)
+            turn = Turn(prompt, _repair_messages(prompt, sent.text), max_tokens, turn.deadline)
         return outcome
 
     def _send(self, target: JudgeTarget, turn: Turn) -> tuple[Sent, str | None]:
@@ -249,10 +235,9 @@ class JudgeCaller:
         gate, breaker, formats = self._state(target)
         replayed = self._replay(target, turn, formats)
         if replayed is not None:
-            with self._shared.lock:
-                self._shared.replayed.add(target.endpoint)
+            self._readiness.replayed(target.endpoint)
             return replayed
-        self._endpoint_ready(target)
+        self._readiness.ready(target, gate, self._stop_run_with)
         deployment = target.model_deployment
         attempts = TurnAttempts(
             target, turn, gate, breaker, formats, self.settings,

@@ -57,21 +57,22 @@ class JudgeEndpointClient(OpenAIClient):
 
     HELM's client turns every ``response_format`` into ``{"type": "json_schema", ...}``; llama.cpp's
     Python server refuses that (HTTP 500) and wants ``{"type": "json_object", "schema": ...}``.
-    Its ``timeout`` bounds each whole call, slow drip included (``deadline.py``)."""
+    The judge caller hands it ``judge_timeout`` (``bound_whole_calls``), which then bounds each whole call,
+    slow drip included (``deadline.py``); its ClientSpec's ``timeout`` stays the SDK's per-read timeout."""
 
+    _whole_call_limit: float | None = None
     _whole_calls = False
 
-    def _bound_whole_calls(self) -> None:
-        """Swap the SDK client for one whose every call ends within its timeout (once; HELM's constructor,
-        which differs between HELM versions, stays untouched)."""
-        if not self._whole_calls:
-            timeout = self.client.timeout
-            limit = timeout if isinstance(timeout, int | float) else (timeout.read if timeout else None) or 120.0
-            self.client = self.client.with_options(http_client=whole_call_http_client(float(limit)))
-            self._whole_calls = True
+    def bound_whole_calls(self, limit: float) -> None:
+        """End every chat call within ``limit`` seconds, from its next call on."""
+        self._whole_call_limit = float(limit)
 
     def _make_chat_request(self, request: Request) -> RequestResult:
-        self._bound_whole_calls()
+        """Swap the SDK client for one whose every call ends within the limit (once, at the first chat call;
+        HELM's constructor, which differs between HELM versions, stays untouched)."""
+        if self._whole_call_limit is not None and not self._whole_calls:
+            self.client = self.client.with_options(http_client=whole_call_http_client(self._whole_call_limit))
+            self._whole_calls = True
         return super()._make_chat_request(request)
 
     def _make_chat_raw_request(self, request: Request) -> dict[str, Any]:
@@ -109,7 +110,7 @@ def register_endpoint_deployment(base_url: str, model: str, timeout: float) -> s
     """Register (idempotently) the deployment calling ``model`` at ``base_url``; returns its name.
 
     ``max_retries=0`` turns off the OpenAI SDK's own retries so the annotator's are the only ones;
-    ``timeout`` bounds each call.
+    ``timeout`` (judge_timeout) bounds each read of the SDK's HTTP client.
     """
     name = endpoint_deployment_name(base_url, model)
     spec = ClientSpec(

@@ -7,10 +7,13 @@ from typing import NoReturn
 
 import pytest
 
-from helm_mtsamples_ext.judges.attempts import CallSettings, JudgeAccessError, JudgeTarget, Turn, TurnAttempts
+from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
 from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory
+from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+from helm_mtsamples_ext.panel import JudgeTarget
+from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
 TARGET = JudgeTarget("j", "j", "host/j", "host", "http://host/v1", "JUDGE_API_KEY_1", "http://host/v1")
 OK = Sent("ok", text="{}")
@@ -35,7 +38,7 @@ def attempts(script: list[Sent], breaker: Breaker | None = None, formats: Format
         EndpointGate(4),
         breaker or Breaker(3, 600.0),
         formats or FormatMemory(FALLBACK_ORDER),
-        CallSettings(retry_base=0.0),
+        CallSettings.from_args(RunEntryArgs(), retry_base=0.0),
         exchange=exchange,
         stop_run=stop_run,
         stopped=lambda: None,

@@ -1,0 +1,51 @@
+"""What a note's judge calls leave in its record: a ``JudgeEntry`` per judge, in panel order.
+
+Why apart from the calls: the record is what the metric and the report read, so its rules are kept in one
+place: scores only from a verdict that counted (a failed judge counts for nothing, never as a low score),
+the reply only when the judge failed, every text masked (``scrub``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from helm.common.hierarchical_logger import hwarn
+
+from helm_mtsamples_ext.judges.call import CallOutcome
+from helm_mtsamples_ext.panel import JudgeTarget
+from helm_mtsamples_ext.record import FAILED, OK, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.rubric import DIMENSIONS
+
+
+def judge_entry(judge: JudgeTarget, outcome: CallOutcome, scrub: Callable[[str], str]) -> JudgeEntry:
+    """What the record keeps of a call: scores only from a verdict that counted; the reply only when failed."""
+    verdict, failed = outcome.verdict, outcome.failure is not None
+    dimensions = {dim: verdict.dimensions[dim] for dim in DIMENSIONS} if verdict is not None else {}
+    return JudgeEntry(
+        scores={dim: None if failed else d.score for dim, d in dimensions.items()},
+        explanations={dim: scrub(d.explanation) for dim, d in dimensions.items()},
+        status=FAILED if failed else OK,
+        failure=scrub(outcome.failure) if outcome.failure is not None else None,
+        invalid={dim: scrub(why) for dim, why in verdict.invalid.items()} if verdict is not None else {},
+        raw_reply=scrub(outcome.raw_reply) if failed and outcome.raw_reply is not None else None,
+        tokens=outcome.tokens,
+        structured=outcome.structured,
+        model_deployment=judge.model_deployment,
+        tokens_in=outcome.tokens_in,
+        tokens_out=outcome.tokens_out,
+    )
+
+
+def note_record(
+    note_id: str, judges: Sequence[JudgeTarget], outcomes: Sequence[CallOutcome], scrub: Callable[[str], str]
+) -> NoteRecord:
+    """The note's record (the empty-answer record when no judge was called); one warning line per failed judge."""
+    if not outcomes:
+        return NoteRecord.empty()
+    entries: dict[str, JudgeEntry] = {}
+    for judge, outcome in zip(judges, outcomes, strict=True):
+        entries[judge.name] = judge_entry(judge, outcome, scrub)
+        if outcome.failure is not None:
+            hwarn(f"Judge {judge.name} failed on instance {note_id}: {scrub(outcome.failure)}")
+    failed = tuple(name for name, entry in entries.items() if entry.failed)
+    return NoteRecord(judges=entries, failed_judges=failed)

@@ -1,0 +1,37 @@
+"""entries.py: what a note's judge calls leave in its record."""
+
+from __future__ import annotations
+
+from helm_mtsamples_ext.judges.call import CallOutcome
+from helm_mtsamples_ext.judges.entries import judge_entry, note_record
+from helm_mtsamples_ext.judges.prompt import DimensionScore, Verdict
+from helm_mtsamples_ext.panel import JudgeTarget
+
+JUDGE = JudgeTarget("a", "a", "host/a", "host", "http://host/v1", "JUDGE_API_KEY_1")
+VERDICT = Verdict({d: DimensionScore(4, f"{d}: fine, key sk-leak") for d in ("accuracy", "completeness", "clarity")})
+
+
+def mask(text: str) -> str:
+    return text.replace("sk-leak", "***")
+
+
+def test_a_judge_that_failed_keeps_no_score_but_its_reply_and_failure_masked() -> None:
+    entry = judge_entry(JUDGE, CallOutcome(VERDICT, failure="reply cut off (max_tokens)", raw_reply="{sk-leak"), mask)
+    assert entry.failed and set(entry.scores.values()) == {None}
+    assert entry.raw_reply == "{***" and "sk-leak" not in str(entry.explanations)
+
+
+def test_a_judge_that_answered_keeps_its_scores_and_not_its_reply() -> None:
+    entry = judge_entry(JUDGE, CallOutcome(VERDICT, raw_reply="{...}", tokens=12), mask)
+    assert not entry.failed and set(entry.scores.values()) == {4}
+    assert (entry.raw_reply, entry.tokens, entry.model_deployment) == (None, 12, "host/a")
+
+
+def test_a_note_no_judge_was_asked_about_is_the_empty_answer_record() -> None:
+    assert note_record("n1", [JUDGE], [], mask).empty_answer
+
+
+def test_the_failed_judges_are_listed_in_panel_order() -> None:
+    judges = [JUDGE, JudgeTarget("b", "b", "host/b", "host", "http://host/v1", "JUDGE_API_KEY_1")]
+    record = note_record("n1", judges, [CallOutcome(failure="timed out"), CallOutcome(VERDICT)], mask)
+    assert list(record.judges) == ["a", "b"] and record.failed_judges == ("a",)

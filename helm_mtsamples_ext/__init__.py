@@ -1,7 +1,7 @@
 """MTSamples Procedures for HELM, done carefully.
 
 Loaded by HELM through the `helm` entry point (`helm_mtsamples_ext.plugin`) or with
-`--plugins helm_mtsamples_ext`. Importing a pure submodule (`sections`, `judging`, `scoring`)
+`--plugins helm_mtsamples_ext`. Importing a pure submodule (`sections`, `rubric`, `scoring`)
 outside HELM must not drag in HELM's run-spec registry, so the package registers itself only
 when HELM's registry is already loaded, which is the case whenever HELM imports a plugin.
 """

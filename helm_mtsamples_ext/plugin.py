@@ -7,7 +7,7 @@ built-in run specs, so registering ours first would make that discovery raise an
 entry. Every other run entry is left exactly as HELM registered it.
 
 Loading the plugin also imports HELM's reference-metric module with nltk's offline download error
-caught and explained in one line (quiet.py): HELM's SlurmRunner workers import us (by class name)
+caught and explained in one line (nltk_quiet.py): HELM's SlurmRunner workers import us (by class name)
 before any metric, so they are quiet too.
 
 It also registers the control "models" (``mtsamples-control/<kind>``, see ``controls.py``) as HELM

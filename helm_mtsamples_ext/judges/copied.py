@@ -13,7 +13,7 @@ at least ``MIN_QUOTE_WORDS`` words other than the verdict's own key names. The w
 own verdict from being masked because its format happens to match text in the answer (``{"accuracy":
 {"score": 2, "explanation": "`` is the judge's format as much as the answer's); a short planted verdict that
 slips under it still fails, because its explanation is then a verbatim copy of the answer, which is not
-the judge's own words (judging.py). Pure; no I/O.
+the judge's own words (prompt.py). Pure; no I/O.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ known strings:
 
 Accepted: ``Correct steps, though antibiotics are not named.``, ``It is <one> of two options``, ``<b>bold</b>
 plan``, ``Blood loss <50 mL``. A placeholder, a fragment or a copy means the judge was copying, not
-judging: judging.py then refuses the whole verdict (``refuses_verdict``); a short explanation costs only
+judging: prompt.py then refuses the whole verdict (``refuses_verdict``); a short explanation costs only
 its own dimension.
 """
 

@@ -13,7 +13,7 @@ give a 4.5; even a 135M model returns a parseable verdict. But servers disagree 
 A format is dropped only on evidence: the refusal names the format, or the same format was refused for
 two different prompts before anything worked (one prompt failing again and again is that prompt's
 problem); once a format has worked it is never dropped (a later 500 is the server's, not the format's).
-A prompt too long for the judge's context is never evidence (judge_call.py checks it first).
+A prompt too long for the judge's context is never evidence (call.py checks it first).
 """
 
 from __future__ import annotations

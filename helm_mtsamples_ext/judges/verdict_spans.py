@@ -1,6 +1,6 @@
 """Where verdicts are in a reply's text: spans of objects, their repair, the scores a reply literally writes.
 
-The lexical half of reading a verdict (judging.py applies the rules): kept apart so the rules read as rules.
+The lexical half of reading a verdict (prompt.py applies the rules): kept apart so the rules read as rules.
 Pure; no I/O.
 """
 

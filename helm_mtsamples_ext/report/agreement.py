@@ -11,7 +11,7 @@ report can put every judge beside the clinicians' own agreement. No I/O and no p
   maintained package we already depend on has it (pingouin would bring its own stack), so it is computed here from
   the two-way ANOVA mean squares.
 Confidence intervals are percentile bootstraps over answers (the same resampled answers feed both vectors), seeded
-by the report's --seed; the bias's is report_stats.mean_ci, as for the reward.
+by the report's --seed; the bias's is stats.mean_ci, as for the reward.
 """
 
 from __future__ import annotations

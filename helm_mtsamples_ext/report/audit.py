@@ -5,7 +5,7 @@ Control runs answer every note with fixed text built from the note itself (model
 `truncated` the first third of the reference, `padded` the reference plus generic filler. A fair judge scores
 reference well above shuffled, truncated below reference, and padded no higher than reference. Each comparison
 is made on the same notes, paired by instance id, per judge and for the panel's reward, and bootstrapped over
-notes with the report's own settings (`report_stats`), so its uncertainty reads like the leaderboard's.
+notes with the report's own settings (`report/stats.py`), so its uncertainty reads like the leaderboard's.
 
 Pure pandas/numpy on the report's per-judge instance table; no I/O. The verdict thresholds are module constants,
 documented in the README ("Judge audit").

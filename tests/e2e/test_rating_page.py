@@ -1,7 +1,7 @@
 """The review page's rating mode (templates/rating.html.j2), as a clinician uses it: in headless Chromium, from disk.
 
-The suite is the report's main synthetic one (test_report.py); the page offers a sample of 6 answers, half of them
-to every rater. A rater names themself, rates three answers, reloads (the ratings stay), looks for anything that
+The suite is the report's main synthetic one (tests/report/test_cli.py); the page offers a sample of 6 answers, half
+of them to every rater. A rater names themself, rates three answers, reloads (the ratings stay), looks for anything that
 would anchor them (judges' scores, model names: hidden while blind), exports ratings.csv, and the report measures
 the judges against those three ratings.
 """

@@ -1,4 +1,4 @@
-"""The rules of structured.py: the verdict's JSON schema and which structured-output modes a judge tries.
+"""The rules of formats.py: the verdict's JSON schema and which structured-output modes a judge tries.
 
 jsonschema is not installed in this environment, so a verdict is checked against the schema by a small
 validator covering exactly the keywords the schema uses (type, enum, properties, required,

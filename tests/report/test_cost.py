@@ -1,4 +1,4 @@
-"""report_cost.py: what judging cost, in tokens in and out per model, panel and judge, and in dollars."""
+"""report/cost.py: what judging cost, in tokens in and out per model, panel and judge, and in dollars."""
 
 from __future__ import annotations
 

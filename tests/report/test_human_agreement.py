@@ -1,6 +1,6 @@
 """Judges against clinicians (human_agreement.py), via `helm-mtsamples-report --ratings` on the main synthetic suite.
 
-Rated answers (judge rewards from test_report.py's table) and two raters; human reward = mean score / 5:
+Rated answers (judge rewards from tests/report/test_cli.py's table) and two raters; human reward = mean score / 5:
 
   answer      judge-one  judge-two  panel   alice      bob        mean human (scores)
   strong n1   1.0        1.0        1.0     555 = 1.0  555 = 1.0  1.0 (5 5 5)

@@ -1,6 +1,6 @@
 """The review page, report.html (review.py): every note, escaped, contested notes first, working offline.
 
-The suite is the report's main synthetic one (see test_report.py for its scores) plus a model `acme/evil` whose
+The suite is the report's main synthetic one (tests/report/test_cli.py has its scores) plus a model `acme/evil` whose
 note, answer and judge explanation carry markup. Judge spread = largest minus smallest judge reward on one
 answer; a note's spread is the largest over its answers:
 

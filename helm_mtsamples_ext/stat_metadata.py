@@ -58,10 +58,13 @@ def metric_metadata(judge_names: Sequence[str]) -> list[MetricMetadata]:
     alphas = [
         MetricMetadata(
             name=alpha_stat_name(d),
-            display_name=f"Judge agreement on {d} (Krippendorff's alpha)",
-            short_display_name=f"Alpha {d}",
-            description=f"Krippendorff's alpha (ordinal) of the judges' {d} scores over the run's notes; "
-            "1 is perfect agreement, 0 is chance. Absent when undefined (one judge, no variation).",
+            display_name=f"Judge agreement on {d} within this model's answers (Krippendorff's alpha)",
+            short_display_name=f"Alpha {d} (within model)",
+            description=f"Krippendorff's alpha (ordinal) of the judges' {d} scores over this model's answers only "
+            "(the run's notes), not the panel's reliability; one model's answers vary little, so it sits near 0 "
+            "even when the judges agree well across models; the panel's alpha over every model's answers is in "
+            "helm-mtsamples-report's leaderboard. 1 is perfect agreement, 0 is chance. Absent when undefined "
+            "(one judge, no variation).",
             lower_is_better=None,
             group=RELIABILITY_GROUP,
         )

@@ -44,3 +44,15 @@ def test_the_reward_comes_first_and_higher_is_better() -> None:
     alphas = {m.name: m for m in metadata if m.group == RELIABILITY_GROUP and m.name.startswith(alpha_stat_name(""))}
     assert set(alphas) == {alpha_stat_name(d) for d in DIMENSIONS}
     assert all(m.lower_is_better is None for m in alphas.values())
+
+
+def test_the_per_run_alpha_says_it_is_within_one_models_answers_not_the_panels_reliability() -> None:
+    """A HELM stat belongs to one run, so its alpha is over one model's answers; a reader of HELM's web view must
+    not take it for the panel's reliability, which only the report (over every model's answers) can give."""
+    alphas = [m for m in metric_metadata(["A", "B"]) if m.name in {alpha_stat_name(d) for d in DIMENSIONS}]
+    assert len(alphas) == len(DIMENSIONS)
+    for metadata in alphas:
+        assert "within this model's answers" in metadata.display_name, metadata.display_name
+        assert "within model" in metadata.short_display_name, metadata.short_display_name
+        assert "not the panel's reliability" in metadata.description
+        assert "helm-mtsamples-report" in metadata.description

@@ -10,6 +10,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
+from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
@@ -40,7 +41,7 @@ def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
             **{dim: board[dim].map(lambda v: _num(v, 2)) for dim in DIMENSIONS},
             "judged": board["n_judged"].astype(str) + "/" + board["n_notes"].astype(str),
             "judge failures": board["judge_failure_rate"].map(_percent),
-            "alpha (acc/comp/clar)": board[[f"alpha_{d}" for d in DIMENSIONS]].apply(
+            "alpha within model (acc/comp/clar)": board[[f"alpha_{d}" for d in DIMENSIONS]].apply(
                 lambda row: " / ".join(_num(v, 2, "n/a") for v in row), axis=1
             ),
         }
@@ -163,6 +164,7 @@ def markdown_report(
         "",
         markdown_table(display_leaderboard(board)),
         "",
+        *panel_alpha_markdown(board, tables["instances"]),
         *(cost or []),
         "## Pairwise comparisons",
         "",

@@ -19,6 +19,7 @@ from helm_mtsamples_ext.report.audit_warnings import (
 )
 from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.human_agreement import human_tables
+from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
 from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table, pairwise
 
 
@@ -31,7 +32,7 @@ def build_tables(
     """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too;
     with prices, what judging cost."""
     notes = note_table(instances)
-    board = with_judge_cost(leaderboard(instances, notes, settings), instances, prices)
+    board = with_judge_cost(with_panel_alpha(leaderboard(instances, notes, settings), instances), instances, prices)
     audit = judge_audit(instances, settings)
     tables = {
         "instances": instances,

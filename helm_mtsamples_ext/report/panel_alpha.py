@@ -1,0 +1,103 @@
+"""The panel's judge agreement over all its answers, beside the leaderboard's within-one-model alpha.
+
+The leaderboard's `alpha_<dim>` (and HELM's per-run alpha stat) is computed over one model's answers: they vary
+little, so it sits near 0 even when the judges agree well on which answers are good. Readers take an alpha for
+the panel's reliability, so the board also gives that: `panel_alpha_<dim>`, Krippendorff's alpha (ordinal,
+`scoring.ordinal_alpha`) over every answer (model x note) of the panel's models under test. Control runs are left
+out, so the number is about real answers; a shuffled or reference control would make agreement look easy.
+HELM cannot hold this figure: its stats belong to one run, and this one spans runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from helm_mtsamples_ext.report.audit import control_kind
+from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.scoring import AlphaResult, ordinal_alpha, ratings_matrix
+
+PANEL_ALPHA_COLUMNS = [f"panel_alpha_{dim}" for dim in DIMENSIONS]
+ANSWERS_COLUMN = "panel_alpha_answers"
+"""Answers (model x note, models under test) that two or more judges scored: what the panel's alpha is over."""
+
+NO_REAL_ANSWERS = "no judged answer of a model under test (control runs are left out)"
+
+
+def panel_alphas(instances: pd.DataFrame) -> dict[str, dict[str, AlphaResult]]:
+    """{panel: {dimension: alpha over all the panel's answers of models under test}}; an answer is (model, note)."""
+    real = instances[(instances["model"].map(control_kind) == "") & (instances["status"] == "ok")]
+    result = {}
+    for panel in dict.fromkeys(instances["panel"]):
+        rows = real[real["panel"] == panel]
+        answers = list(zip(rows["model"], rows["note"], strict=True))
+        if rows.empty:
+            result[panel] = {dim: AlphaResult(None, NO_REAL_ANSWERS) for dim in DIMENSIONS}
+            continue
+        result[panel] = {
+            dim: ordinal_alpha(ratings_matrix(zip(rows["judge"], answers, rows[dim], strict=True))[1])
+            for dim in DIMENSIONS
+        }
+    return result
+
+
+def with_panel_alpha(board: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard with `panel_alpha_<dim>` and `panel_alpha_answers` right after its within-model alphas; every
+    row of a panel (its controls too) shows the same panel figure."""
+    alphas = panel_alphas(instances)
+
+    def value(panel: str, dim: str) -> float:
+        found = alphas.get(panel, {}).get(dim)
+        return np.nan if found is None or found.value is None else found.value
+
+    def answers(panel: str) -> int:
+        return max((a.pairable_notes for a in alphas.get(panel, {}).values()), default=0)
+
+    added = {f"panel_alpha_{dim}": [value(p, dim) for p in board["panel"]] for dim in DIMENSIONS}
+    added[ANSWERS_COLUMN] = [answers(p) for p in board["panel"]]
+    board = board.drop(columns=[c for c in added if c in board])
+    last = f"alpha_{DIMENSIONS[-1]}"
+    at = list(board.columns).index(last) + 1 if last in board else len(board.columns)
+    left, right = board.iloc[:, :at], board.iloc[:, at:]
+    return pd.concat([left, pd.DataFrame(added, index=board.index), right], axis=1)
+
+
+def _alpha_text(value: float) -> str:
+    return "n/a" if pd.isna(value) else f"{value:.2f}"
+
+
+def _within_text(values: pd.Series) -> str:
+    known = values.dropna()
+    if known.empty:
+        return "n/a"
+    low, high = known.min(), known.max()
+    return _alpha_text(low) if np.isclose(low, high) else f"{low:.2f} to {high:.2f}"
+
+
+def panel_alpha_markdown(board: pd.DataFrame, instances: pd.DataFrame | None = None) -> list[str]:
+    """report.md's judge-agreement lines under the leaderboard: per panel, alpha across its answers, and the range of
+    the within-one-model figure the leaderboard shows, each named for what it is. With the instances, an undefined
+    panel alpha says why."""
+    if ANSWERS_COLUMN not in board or board.empty:
+        return []
+    reasons = panel_alphas(instances) if instances is not None else {}
+    lines = [
+        "**Judge agreement** (Krippendorff's alpha, ordinal; 1 is perfect agreement, 0 is chance). *Across the "
+        "panel's answers*: every answer of the models under test (controls left out), the panel's reliability "
+        "(`panel_alpha_<dim>` in `leaderboard.csv`). *Within one model's answers*: the leaderboard's alpha column "
+        "(`alpha_<dim>`, as in HELM's per-run stat); one model's answers vary little, so it is near 0 even when "
+        "the judges agree.",
+        "",
+    ]
+    for panel, rows in board.groupby("panel", sort=False):
+        first = rows.iloc[0]
+        across = ", ".join(f"{dim} {_alpha_text(first[f'panel_alpha_{dim}'])}" for dim in DIMENSIONS)
+        real = rows[rows["model"].map(control_kind) == ""]
+        within = ", ".join(f"{dim} {_within_text(real[f'alpha_{dim}'])}" for dim in DIMENSIONS)
+        why = sorted({r.reason for r in reasons.get(panel, {}).values() if r.value is None and r.reason})
+        because = f" (n/a: {'; '.join(why)})" if why else ""
+        lines.append(
+            f"- Panel `{panel}`: across the panel's {int(first[ANSWERS_COLUMN])} answers: {across}{because}; "
+            f"within one model's answers ({len(real)} model(s)): {within} (per model: see the leaderboard)."
+        )
+    return [*lines, ""]

@@ -191,7 +191,8 @@ def markdown_report(
         "for both models, over the notes judged for both; *A wins in* is the share of resamples where A's mean "
         "reward is strictly higher.",
         "- Judge failures: failed judge calls / judge calls made. Alpha: Krippendorff's alpha (ordinal) between "
-        "the panel's judges per dimension; n/a when undefined (one judge, no note scored twice, no variation).",
+        "the panel's judges over one model's answers, per dimension (the panel's across all its answers is under the "
+        "leaderboard); n/a when undefined (one judge, no note scored twice, no variation).",
         "- Files: `instances.csv` (one row per model x note x judge), `leaderboard.csv`, `pairwise.csv`, "
         "`by_specialty.csv`.",
         "",

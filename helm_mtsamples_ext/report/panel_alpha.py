@@ -85,8 +85,8 @@ def panel_alpha_markdown(board: pd.DataFrame, instances: pd.DataFrame | None = N
         "**Judge agreement** (Krippendorff's alpha, ordinal; 1 is perfect agreement, 0 is chance). *Across the "
         "panel's answers*: every answer of the models under test (controls left out), the panel's reliability "
         "(`panel_alpha_<dim>` in `leaderboard.csv`). *Within one model's answers*: the leaderboard's alpha column "
-        "(`alpha_<dim>`, as in HELM's per-run stat); one model's answers vary little, so it is near 0 even when "
-        "the judges agree.",
+        "(`alpha_<dim>`, as in HELM's per-run stat); one model's answers vary little, so it can sit near 0 even when "
+        "the judges agree across models.",
         "",
     ]
     for panel, rows in board.groupby("panel", sort=False):

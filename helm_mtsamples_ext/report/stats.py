@@ -106,7 +106,8 @@ def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[f
 
 
 def judge_agreement(rows: pd.DataFrame, dim: str) -> float:
-    """Krippendorff's alpha (ordinal) between the judges on one dimension; NaN when scoring.py calls it undefined."""
+    """Krippendorff's alpha (ordinal) between the judges on one dimension over the given rows (the leaderboard's
+    `alpha_<dim>`: one model's answers; the panel's across all answers is panel_alpha.py's); NaN when undefined."""
     ratings = zip(rows["judge"], rows["note"], rows[dim], strict=True)
     value = ordinal_alpha(ratings_matrix(ratings)[1]).value
     return np.nan if value is None else value

@@ -125,7 +125,7 @@ def verdict(icc: float, low: float, high: float, ceiling: pd.Series, n: int | No
         "" if pd.isna(ceiling["icc_ci_low"]) else f" [{ceiling['icc_ci_low']:.2f}, {ceiling['icc_ci_high']:.2f}]"
     )
     if "n" in ceiling and (few := evidence.too_few(int(ceiling["n"]), "answers")):
-        return f"{stated} vs {ceiling_text}; {few} rated by two clinicians, so no human ceiling to compare with"
+        return f"{stated} vs {ceiling_text}; the clinicians' ceiling: {few}"
     if pd.isna(low) or pd.isna(ceiling["icc_ci_low"]):
         return f"{stated} vs {ceiling_text}; too few answers for intervals, so no telling whether that differs"
     if high < ceiling["icc_ci_low"]:

@@ -116,9 +116,10 @@ def test_the_leaderboard_gains_the_clinicians_reward_per_model(rated: tuple[Path
 def test_report_md_says_how_each_judge_compares_with_the_clinicians(rated: tuple[Path, str]) -> None:
     text = (rated[0] / "report.md").read_text(encoding="utf-8")
     assert "## Agreement with clinicians" in text
-    # two answers rated twice give the ceiling no interval, so the verdict does not pretend to compare
-    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.94 [" in text
-    assert "vs clinicians' 0.60; too few answers for intervals" in text
+    # four rated answers are below evidence.MINIMUMS: the figure is given, the verdict is not
+    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.94 [0.80, 1.00]; too few answers (4) to tell." in text
+    assert "- **(clinicians)** (panel `judge-one+judge-two`): too few answers (2) to tell." in text
+    assert "MedHELM's ICC (z, 3k)" in text
     assert f"- Panel `{PANEL}`: Kendall's tau between the two rankings: 1.00 over 2 models." in text
 
 
@@ -146,6 +147,28 @@ def test_the_verdict_compares_intervals_of_icc(
 ) -> None:
     clinicians = pd.Series(dict(zip(["icc", "icc_ci_low", "icc_ci_high"], ceiling, strict=True)))
     assert says in verdict(icc, low, high, clinicians)
+
+
+CEILING = pd.Series({"icc": 0.3, "icc_ci_low": 0.2, "icc_ci_high": 0.4, "n": 20, "note": ""})
+
+
+@pytest.mark.parametrize(
+    "ceiling, n, note, says",
+    [
+        (CEILING, 4, "", "ICC 0.80 [0.70, 0.90]; too few answers (4) to tell"),
+        ({**CEILING, "n": 3}, 20, "", "vs clinicians' 0.30 [0.20, 0.40]; the clinicians' ceiling: too few answers (3) to tell"),
+        ({**CEILING, "icc": math.nan, "note": "rater bob gave one score to every answer: no information"}, 20, "",
+         "rater bob gave one score to every answer: no information, so there is no human ceiling to compare with"),
+        (CEILING, 20, "judge j gave one score to every answer: no information",
+         "judge j gave one score to every answer: no information"),
+    ],
+)  # fmt: skip
+def test_no_verdict_from_too_few_answers_or_a_constant_side(
+    ceiling: dict[str, object], n: int, note: str, says: str
+) -> None:
+    said = verdict(0.8, 0.7, 0.9, pd.Series(ceiling), n, note)
+    assert said == says or said.endswith(says)
+    assert "more than" not in said
 
 
 def test_rows_matching_no_run_or_note_are_counted_and_named_on_stderr(suite: tuple[Path, dict[str, str]]) -> None:

@@ -29,6 +29,7 @@ from helm_mtsamples_ext.report.agreement import (
 )
 from helm_mtsamples_ext.report.ceiling import ceiling_stats
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
+from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 
@@ -58,8 +59,14 @@ def compare(
         both = scores_x[dim].notna().to_numpy() & scores_y[dim].notna().to_numpy()
         pair = (round_half_up(scores_x[dim].to_numpy(dtype=float)[both]), round_half_up(scores_y[dim].to_numpy()[both]))
         kappas.append(quadratic_kappa(*pair))
-    values = [*rho, *bias(x, y, settings), *kappas, *icc, icc_medhelm(x, y)]
+    values = [*rho, *_no_zero_width(bias(x, y, settings)), *kappas, *icc, icc_medhelm(x, y)]
     return {"n": int(x.size), **dict(zip(STATS, values, strict=True))}
+
+
+def _no_zero_width(found: tuple[float, float, float]) -> tuple[float, float, float]:
+    """An interval of zero width (every answer differs by the same amount) reads as certainty: none is given."""
+    value, low, high = found
+    return (value, np.nan, np.nan) if settled(low) == settled(high) else found
 
 
 def _no_information(name: str, x: np.ndarray, y: np.ndarray) -> str:
@@ -97,9 +104,10 @@ def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[
         found = ceiling_stats(shared, settings)
         row["note"] = "; ".join(found.pop("uninformative"))  # type: ignore[arg-type]
         row.update(found)
+    answers = shared["run"] + "/" + shared["instance_id"]
     for dim in DIMENSIONS:
-        value = ordinal_alpha(ratings_matrix(zip(shared["rater"], shared["run"] + "/" + shared["instance_id"],
-                                                 shared[dim], strict=True))[1]).value if len(shared) else None  # fmt: skip
+        triples = zip(shared["rater"], answers, shared[dim], strict=True)
+        value = ordinal_alpha(ratings_matrix(triples)[1]).value if len(shared) else None
         row[f"alpha_{dim}"] = np.nan if value is None else value
     row["n_raters"] = shared["rater"].nunique()
     return row
@@ -111,13 +119,13 @@ def verdict(icc: float, low: float, high: float, ceiling: pd.Series, n: int | No
     No verdict from nothing: a judge (or clinicians) with one score throughout, or fewer answers than
     evidence.MINIMUMS asks, on either side, get the sentence that says so.
     """
+    stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
+    if n is not None and (few := evidence.too_few(n, "answers")):
+        return few if pd.isna(icc) else f"{stated}; {few}"
     if note:
         return note
     if pd.isna(icc):
         return "too few answers to tell"
-    stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
-    if n is not None and (few := evidence.too_few(n, "answers")):
-        return f"{stated}; {few}"
     if pd.isna(ceiling["icc"]):
         why = ceiling.get("note") or "no answer was rated by two clinicians"
         return f"{stated}; {why}, so there is no human ceiling to compare with"
@@ -155,7 +163,7 @@ def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: Bo
 
 def _ceiling_says(ceiling: pd.Series) -> str:
     """The clinicians' row's verdict cell: why (part of) the ceiling carries no information, if it does not."""
-    return "; ".join(filter(None, [str(ceiling["note"]), evidence.too_few(int(ceiling["n"]), "answers") or ""]))
+    return evidence.too_few(int(ceiling["n"]), "answers") or str(ceiling["note"])
 
 
 def human_leaderboard(board: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:

@@ -35,9 +35,7 @@ RATINGS: dict[str, dict[int, Scores]] = {  # rater -> {note number: scores}
 
 def build(output: Path, judge_two: list[Scores] = JUDGE_TWO, notes: int = 8) -> str:
     """The suite under output/runs/v1; returns the run's name."""
-    verdicts = {
-        f"n{i + 1}.txt": {"judge-one": ok(*JUDGE_ONE[i]), "judge-two": ok(*judge_two[i])} for i in range(notes)
-    }
+    verdicts = {f"n{i + 1}.txt": {"judge-one": ok(*JUDGE_ONE[i]), "judge-two": ok(*judge_two[i])} for i in range(notes)}
     run = Run(MODEL, ["judge-one", "judge-two"], verdicts)
     build_suite(output, [run], NOTES[:notes])
     return str(load_suite(output / "runs" / "v1").instances["run"].iloc[0])

@@ -55,7 +55,7 @@ def averaged(statistic: Statistic, matrix: np.ndarray, *, rounded: bool = False)
 
 def uninformative(matrix: np.ndarray, raters: list[str]) -> list[str]:
     """What to say of each rater who gave one reward to every shared answer they rated: they are left out."""
-    said = (evidence.constant(f"rater {raters[r]}", mine) for r, mine, _ in _left_out(matrix) if mine.size)
+    said = (evidence.constant(f"rater {raters[r]}", mine) for r, mine, _ in _left_out(matrix) if mine.size >= 2)
     return [text for text in said if text]
 
 

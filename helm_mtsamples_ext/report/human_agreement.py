@@ -71,7 +71,9 @@ def _no_zero_width(found: tuple[float, float, float]) -> tuple[float, float, flo
 
 def _no_information(name: str, x: np.ndarray, y: np.ndarray) -> str:
     """Why a row compares nothing (a constant judge, or clinicians who gave one reward throughout), or ""."""
-    return evidence.constant(name, x) or evidence.constant("the clinicians", y) or "" if x.size else ""
+    if not x.size:
+        return ""
+    return evidence.constant(name, x) or evidence.constant("the clinicians", y) or ""
 
 
 def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: BootstrapSettings) -> list[dict[str, object]]:

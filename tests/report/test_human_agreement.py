@@ -17,7 +17,8 @@ judge-two, x = 1 .8 .4 .4 against y = 1 .8 .6 .4:
   kappa (5 4 2 2 vs 5 4 3 2): sum(W*O) = 1/16; sum(W*E) = 48 / (4 * 16) = .75; 1 - 1/12 = 11/12
 panel, x = 1 .8 .5 .4: rho 1; bias -.1/4 = -.025; ICC (x10: 10 8 5 4 / 10 8 6 4): MSR 42.375/3 = 14.125,
   MSE .375/3 = .125, (14.125 - .125) / (14.125 + .125) = 56/57; kappa: panel means 5 4 2.5->3 2 = humans: 1
-clinicians (answers rated twice: strong n1, weak n1), alice (first by name) x = 1 .8 against bob y = 1 .4:
+clinicians (answers rated twice: strong n1, weak n1), each rater against the other (two raters: leave-one-out is
+  the pair both ways, and ICC and kappa are symmetric), alice x = 1 .8 against bob y = 1 .4:
   ICC (x5: 5 4 / 5 2): SSR 4, SSC 1, SST 6, SSE 1; (4 - 1) / (4 + 1) = .6
   kappa (5 4 vs 5 2): sum(W*O) = 4/16; sum(W*E) = (4 + 1 + 9) / 32; 1 - .25/.4375 = 3/7
   alpha (ordinal; values 5 5 | 4 2; n2 = n4 = 1, n5 = 2): Do = 2 * 1 / 4 = .5; De = (2*1 + 2*2*6.25 + 2*2*2.25) / 12

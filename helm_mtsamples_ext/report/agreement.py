@@ -4,12 +4,17 @@ MedHELM justified its LLM jury by agreement with clinicians (jury-clinician ICC 
 0.43), computed by hand-written scripts; these are the same statistics as functions of two score vectors, so the
 report can put every judge beside the clinicians' own agreement. No I/O and no pandas: arrays in, numbers out.
 
-- Spearman's rho (scipy) and Kendall's tau (scipy) rank; a constant vector has no rank order, so they are NaN.
+- Spearman's rho (scipy) and Kendall's tau (scipy) rank, on rewards settled to 9 places (ties.py) so that one
+  reward reached in two orders ties; a constant vector has no rank order, so they are NaN.
 - Quadratic-weighted kappa on the fixed 1-5 scale: scikit-learn's `cohen_kappa_score` (crfm-helm requires
   scikit-learn, so it costs no new install).
-- ICC(3,1) (two-way mixed, consistency, single rater; Shrout & Fleiss 1979): the statistic MedHELM reports. No
-  maintained package we already depend on has it (pingouin would bring its own stack), so it is computed here from
-  the two-way ANOVA mean squares.
+- ICC(3,1) (two-way mixed, consistency, single rater; Shrout & Fleiss 1979): our primary, with an interval.
+- `icc_medhelm`: what MedHELM's released script computes and calls ICC: each side z-scored (within rater), then
+  ICC(3,k) with k = 2 (pingouin's ICC3k, the reliability of the two raters' mean). It is the number to put beside
+  MedHELM's 0.47/0.43; it is higher than ICC(3,1) for the same data (Spearman-Brown: 2r / (1 + r)).
+  No maintained package we already depend on has either (pingouin would bring its own stack), so both are computed
+  here from the two-way ANOVA mean squares; tests check them against pingouin.
+- A side that gave one value to every answer carries no information: every statistic here is NaN on it.
 Confidence intervals are percentile bootstraps over answers (the same resampled answers feed both vectors), seeded
 by the report's --seed; the bias's is stats.mean_ci, as for the reward.
 """
@@ -23,7 +28,9 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report.stats import BootstrapSettings, mean_ci
+from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import MAX_SCORE, MIN_SCORE
 
 
@@ -43,7 +50,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rank correlation; NaN below two answers or when either side is constant."""
     if x.size < 2:
         return np.nan
-    return float(stats.spearmanr(x, y).statistic)
+    return float(stats.spearmanr(settled(x), settled(y)).statistic)
 
 
 @_quiet
@@ -51,7 +58,7 @@ def kendall(x: np.ndarray, y: np.ndarray) -> float:
     """Kendall's tau-b between two rankings (of models); NaN below two items or when either side is constant."""
     if x.size < 2:
         return np.nan
-    return float(stats.kendalltau(x, y).statistic)
+    return float(stats.kendalltau(settled(x), settled(y)).statistic)
 
 
 @_quiet
@@ -68,24 +75,59 @@ def quadratic_kappa(x: np.ndarray, y: np.ndarray) -> float:
     return float(value) if np.isfinite(value) else np.nan
 
 
-def icc_3_1(x: np.ndarray, y: np.ndarray) -> float:
-    """ICC(3,1) of two raters over the same answers: (MSR - MSE) / (MSR + (k - 1) MSE) with k = 2.
+def constant(values: np.ndarray) -> bool:
+    """One value (to 9 places) for every answer: nothing to agree or disagree about."""
+    values = settled(np.asarray(values, dtype=float))
+    return bool(values.size == 0 or np.all(values == values[0]))
 
-    Consistency, not absolute agreement: a judge that is uniformly 0.1 stricter than the clinicians still has ICC 1
-    (the bias column measures that offset). NaN below two answers or when nothing varies.
-    """
+
+def _mean_squares(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """(MSR, MSE) of the two-way ANOVA of answers x raters; None below two answers or when either side is constant."""
     data = np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)])
     n, k = data.shape
-    if n < 2:
-        return np.nan
+    if n < 2 or constant(data[:, 0]) or constant(data[:, 1]):
+        return None
     grand = data.mean()
     ss_rows = k * float(((data.mean(axis=1) - grand) ** 2).sum())
     ss_cols = n * float(((data.mean(axis=0) - grand) ** 2).sum())
     ss_error = float(((data - grand) ** 2).sum()) - ss_rows - ss_cols
-    ms_rows = ss_rows / (n - 1)
-    ms_error = ss_error / ((n - 1) * (k - 1))
-    denominator = ms_rows + (k - 1) * ms_error
+    return ss_rows / (n - 1), ss_error / ((n - 1) * (k - 1))
+
+
+def icc_3_1(x: np.ndarray, y: np.ndarray) -> float:
+    """ICC(3,1) of two raters over the same answers: (MSR - MSE) / (MSR + (k - 1) MSE) with k = 2.
+
+    Consistency, not absolute agreement: a judge that is uniformly 0.1 stricter than the clinicians still has ICC 1
+    (the bias column measures that offset). NaN below two answers or when either side is constant (a constant
+    rater would give exactly 0, and every resample 0 too: a zero-width interval out of no information).
+    """
+    squares = _mean_squares(x, y)
+    if squares is None:
+        return np.nan
+    ms_rows, ms_error = squares
+    denominator = ms_rows + ms_error
     return np.nan if denominator <= 1e-12 else (ms_rows - ms_error) / denominator
+
+
+def icc_3_k(x: np.ndarray, y: np.ndarray) -> float:
+    """ICC(3,k), k = 2: (MSR - MSE) / MSR, the consistency of the two raters' mean (pingouin's ICC3k)."""
+    squares = _mean_squares(x, y)
+    if squares is None or squares[0] <= 1e-12:
+        return np.nan
+    return (squares[0] - squares[1]) / squares[0]
+
+
+def zscored(values: np.ndarray) -> np.ndarray:
+    """(values - mean) / standard deviation: one rater's scores on a common scale, as MedHELM's script puts them."""
+    values = np.asarray(values, dtype=float)
+    return (values - values.mean()) / values.std()
+
+
+def icc_medhelm(x: np.ndarray, y: np.ndarray) -> float:
+    """MedHELM's statistic: ICC(3,k) with k = 2 on each side z-scored. NaN where ICC(3,k) is."""
+    if _mean_squares(x, y) is None:
+        return np.nan
+    return icc_3_k(zscored(x), zscored(y))
 
 
 UNDEFINED_SHARE = 0.1
@@ -95,20 +137,28 @@ UNDEFINED_SHARE = 0.1
 def with_ci(
     statistic: Callable[[np.ndarray, np.ndarray], float], x: np.ndarray, y: np.ndarray, settings: BootstrapSettings
 ) -> tuple[float, float, float]:
-    """(value, CI low, CI high): the statistic and its percentile bootstrap interval, resampling answers (pairs).
+    """(value, CI low, CI high): the statistic and its percentile bootstrap interval, resampling answers (pairs)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    return resampled(lambda pick: statistic(x[pick], y[pick]), x.size, settings)
+
+
+def resampled(
+    statistic_of: Callable[[np.ndarray], float], n: int, settings: BootstrapSettings
+) -> tuple[float, float, float]:
+    """(value, CI low, CI high) of a statistic of n answers, given as a function of the answers' indices.
 
     A rank statistic is undefined on a resample whose answers all tie; scipy's bootstrap would then return no
-    interval at all. Those resamples are left out, and the interval is NaN only when they pass UNDEFINED_SHARE
-    (too few distinct answers to say anything) or below two answers.
+    interval at all. Those resamples are left out, and the interval is NaN when they pass UNDEFINED_SHARE (too few
+    distinct answers to say anything), when most of the others equal the statistic itself (evidence.mostly_tied: a
+    zero-width interval that reads as certainty), or below two answers.
     """
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    value = statistic(x, y)
-    if np.isnan(value) or x.size < 2:
+    value = statistic_of(np.arange(n))
+    if np.isnan(value) or n < 2:
         return (value, np.nan, np.nan)
-    picks = np.random.default_rng(settings.seed).integers(0, x.size, size=(settings.n_resamples, x.size))
-    values = np.array([statistic(x[pick], y[pick]) for pick in picks])
+    picks = np.random.default_rng(settings.seed).integers(0, n, size=(settings.n_resamples, n))
+    values = np.array([statistic_of(pick) for pick in picks])
     defined = values[~np.isnan(values)]
-    if defined.size < (1 - UNDEFINED_SHARE) * values.size:
+    if defined.size < (1 - UNDEFINED_SHARE) * values.size or evidence.mostly_tied(list(defined), value):
         return (value, np.nan, np.nan)
     tail = (1 - settings.confidence) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])

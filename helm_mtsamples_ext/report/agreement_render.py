@@ -41,6 +41,7 @@ def _agreement_display(agreement: pd.DataFrame) -> pd.DataFrame:
                 lambda row: " / ".join(_num(v) for v in row), axis=1
             ),
             "ICC(3,1)": column("icc"),
+            "MedHELM's ICC (z, 3k)": [_num(v) for v in agreement["icc_medhelm"].to_numpy(dtype=float)],
             "alpha between clinicians (acc/comp/clar)": agreement[[f"alpha_{d}" for d in DIMENSIONS]].apply(
                 lambda row: "" if row.isna().all() else " / ".join(_num(v) for v in row), axis=1
             ),
@@ -76,17 +77,20 @@ def agreement_markdown(tables: dict[str, pd.DataFrame]) -> list[str]:
         "## Agreement with clinicians",
         "",
         "Each judge (and the panel's reward) against the mean clinician reward of the answers both scored; "
-        f"`{CLINICIANS_ROW}` is the human ceiling, over answers two or more clinicians rated (the first rater by "
-        "name against the mean of the others; alpha across all raters). Spearman's rho and ICC(3,1) on rewards, "
-        "bias = mean judge reward minus mean human reward, quadratic-weighted kappa per dimension on the judge's "
-        "score against the rounded mean human score. 95% bootstrap intervals over answers in brackets. Full "
-        "numbers in `judge_human_agreement.csv`.",
+        f"`{CLINICIANS_ROW}` is the human ceiling, over answers two or more clinicians rated (each rater against "
+        "the mean of the others, averaged over raters, so no name matters; alpha across all raters). Spearman's rho "
+        "and ICC(3,1) on rewards, bias = mean judge reward minus mean human reward, quadratic-weighted kappa per "
+        "dimension on the judge's score against the rounded mean human score. MedHELM's ICC is the statistic "
+        "MedHELM's script reports (each side z-scored, ICC(3,k) with k = 2; for the clinicians, the pair of raters "
+        "with the most answers in common): the one to put beside MedHELM's 0.47 (jury) and 0.43 (clinicians). "
+        "95% bootstrap intervals over answers in brackets. Full numbers in `judge_human_agreement.csv`.",
         "",
         _table(_agreement_display(agreement)) if len(agreement) else "No rated answer belongs to a run of this suite.",
         "",
     ]
-    for row in agreement[agreement["judge"] != CLINICIANS_ROW].itertuples(index=False):
-        lines.append(f"- **{row.judge}** (panel `{row.panel}`): {row.verdict}.")
+    for row in agreement.itertuples(index=False):
+        if row.verdict and isinstance(row.verdict, str):
+            lines.append(f"- **{row.judge}** (panel `{row.panel}`): {row.verdict}.")
     lines += ["", "### Models as clinicians rate them", ""]
     human = _human_board(board)
     lines += [_table(human) if len(human) else "No model has a rated answer.", ""]

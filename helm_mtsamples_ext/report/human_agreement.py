@@ -2,10 +2,12 @@
 
 Per panel, one row per judge and one for the panel's reward, over the answers both the judge and at least one
 clinician scored, against the **mean human reward** of the answer (the mean over raters of each rater's mean
-score/5); and one `(clinicians)` row, the human ceiling, over the answers two or more clinicians rated: the
-alphabetically first rater of each answer against the mean of the others, and Krippendorff's alpha (ordinal)
-across all raters. A judge whose ICC interval overlaps the clinicians' agrees with them "about as well as they
-agree with each other", the claim MedHELM makes for its jury (ICC 0.47 against 0.43). Pure pandas; the
+score/5); and one `(clinicians)` row, the human ceiling, over the answers two or more clinicians rated: each rater
+against the mean of the others, averaged over raters (ceiling.py: no rater's name matters), and Krippendorff's
+alpha (ordinal) across all raters. A judge whose ICC interval overlaps the clinicians' agrees with them "about as
+well as they agree with each other", the claim MedHELM makes for its jury; `icc_medhelm` is the number computed as
+MedHELM's script computes its 0.47 against 0.43. No verdict from nothing: a judge or rater who gave one score to
+every answer, or fewer answers than evidence.py's minimum, gets a sentence saying so instead. Pure pandas; the
 statistics are agreement.py's.
 """
 
@@ -14,23 +16,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report.agreement import (
     bias,
     icc_3_1,
+    icc_medhelm,
     kendall,
     quadratic_kappa,
     round_half_up,
     spearman,
     with_ci,
 )
+from helm_mtsamples_ext.report.ceiling import ceiling_stats
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
+from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 
 PANEL_ROW = "(panel)"
 CLINICIANS_ROW = "(clinicians)"
 STATS = ["spearman", "spearman_ci_low", "spearman_ci_high", "bias", "bias_ci_low", "bias_ci_high"]
-STATS += [*(f"kappa_{d}" for d in DIMENSIONS), "icc", "icc_ci_low", "icc_ci_high"]
+STATS += [*(f"kappa_{d}" for d in DIMENSIONS), "icc", "icc_ci_low", "icc_ci_high", "icc_medhelm"]
 COLUMNS = ["panel", "judge", "n", *STATS, *(f"alpha_{d}" for d in DIMENSIONS), "n_raters", "verdict"]
 HUMAN_COLUMNS = ["human_reward", "human_reward_ci_low", "human_reward_ci_high", "n_human"]
 
@@ -53,7 +59,21 @@ def compare(
         both = scores_x[dim].notna().to_numpy() & scores_y[dim].notna().to_numpy()
         pair = (round_half_up(scores_x[dim].to_numpy(dtype=float)[both]), round_half_up(scores_y[dim].to_numpy()[both]))
         kappas.append(quadratic_kappa(*pair))
-    return {"n": int(x.size), **dict(zip(STATS, [*rho, *bias(x, y, settings), *kappas, *icc], strict=True))}
+    values = [*rho, *_no_zero_width(bias(x, y, settings)), *kappas, *icc, icc_medhelm(x, y)]
+    return {"n": int(x.size), **dict(zip(STATS, values, strict=True))}
+
+
+def _no_zero_width(found: tuple[float, float, float]) -> tuple[float, float, float]:
+    """An interval of zero width (every answer differs by the same amount) reads as certainty: none is given."""
+    value, low, high = found
+    return (value, np.nan, np.nan) if settled(low) == settled(high) else found
+
+
+def _no_information(name: str, x: np.ndarray, y: np.ndarray) -> str:
+    """Why a row compares nothing (a constant judge, or clinicians who gave one reward throughout), or ""."""
+    if not x.size:
+        return ""
+    return evidence.constant(name, x) or evidence.constant("the clinicians", y) or ""
 
 
 def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: BootstrapSettings) -> list[dict[str, object]]:
@@ -64,7 +84,8 @@ def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: Bootstr
     for judge in dict.fromkeys(instances["judge"]):
         mine = (joined["judge"] == judge).to_numpy()
         x, y = joined["judge_reward"].to_numpy(dtype=float)[mine], joined["human_reward"].to_numpy(dtype=float)[mine]
-        rows.append({"judge": judge, **compare(x, y, joined[mine], human_scores[mine], settings)})
+        found = compare(x, y, joined[mine], human_scores[mine], settings)
+        rows.append({"judge": judge, **found, "note": _no_information(f"judge {judge}", x, y)})
     notes = joined.groupby(["run", "note_id"], sort=True).agg(
         note_reward=("note_reward", "first"), human_reward=("human_reward", "first"),
         **{d: (d, "mean") for d in DIMENSIONS}, **{f"{d}_h": (f"{d}_h", "first") for d in DIMENSIONS},
@@ -72,42 +93,49 @@ def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: Bootstr
     notes = notes[notes["note_reward"].notna()]
     panel_scores = notes[[f"{d}_h" for d in DIMENSIONS]].set_axis(list(DIMENSIONS), axis=1)
     x, y = notes["note_reward"].to_numpy(dtype=float), notes["human_reward"].to_numpy(dtype=float)
-    rows.append({"judge": PANEL_ROW, **compare(x, y, notes, panel_scores, settings)})
+    found = compare(x, y, notes, panel_scores, settings)
+    rows.append({"judge": PANEL_ROW, **found, "note": _no_information("the panel", x, y)})
     return rows
 
 
 def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
-    """The human ceiling over answers with two or more raters: first rater (by name) vs the mean of the others."""
+    """The human ceiling over answers with two or more raters: each rater against the others' mean (ceiling.py)."""
     shared = ratings[ratings.groupby(["run", "instance_id"])["rater"].transform("nunique") >= 2]
-    ordered = shared.sort_values(["run", "instance_id", "rater"])
-    first_rows = ordered.groupby(["run", "instance_id"], sort=True).head(1)
-    first = first_rows.set_index(["run", "instance_id"]).sort_index()
-    rest = ordered.drop(first_rows.index)
-    others = rest.groupby(["run", "instance_id"], sort=True).agg(
-        human_reward=("human_reward", "mean"), **{d: (d, "mean") for d in DIMENSIONS}
-    )
-    row: dict[str, object] = {"judge": CLINICIANS_ROW}
-    row.update(compare(first["human_reward"].to_numpy(dtype=float), others["human_reward"].to_numpy(dtype=float),
-                       first, others, settings))  # fmt: skip
-    row["bias"] = row["bias_ci_low"] = row["bias_ci_high"] = np.nan  # which rater is "first" is arbitrary
+    row: dict[str, object] = {"judge": CLINICIANS_ROW, **{stat: np.nan for stat in STATS}, "n": 0, "note": ""}
+    if not shared.empty:
+        found = ceiling_stats(shared, settings)
+        row["note"] = "; ".join(found.pop("uninformative"))  # type: ignore[arg-type]
+        row.update(found)
+    answers = shared["run"] + "/" + shared["instance_id"]
     for dim in DIMENSIONS:
-        value = ordinal_alpha(ratings_matrix(zip(shared["rater"], shared["run"] + "/" + shared["instance_id"],
-                                                 shared[dim], strict=True))[1]).value  # fmt: skip
+        triples = zip(shared["rater"], answers, shared[dim], strict=True)
+        value = ordinal_alpha(ratings_matrix(triples)[1]).value if len(shared) else None
         row[f"alpha_{dim}"] = np.nan if value is None else value
     row["n_raters"] = shared["rater"].nunique()
     return row
 
 
-def verdict(icc: float, low: float, high: float, ceiling: pd.Series) -> str:
-    """Where the judge's ICC with the clinicians falls against the clinicians' ICC with each other."""
+def verdict(icc: float, low: float, high: float, ceiling: pd.Series, n: int | None = None, note: str = "") -> str:
+    """Where the judge's ICC with the clinicians falls against the clinicians' ICC with each other.
+
+    No verdict from nothing: a judge (or clinicians) with one score throughout, or fewer answers than
+    evidence.MINIMUMS asks, on either side, get the sentence that says so.
+    """
+    stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
+    if n is not None and (few := evidence.too_few(n, "answers")):
+        return few if pd.isna(icc) else f"{stated}; {few}"
+    if note:
+        return note
     if pd.isna(icc):
         return "too few answers to tell"
-    stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
     if pd.isna(ceiling["icc"]):
-        return f"{stated}; no answer was rated by two clinicians, so there is no human ceiling to compare with"
+        why = ceiling.get("note") or "no answer was rated by two clinicians"
+        return f"{stated}; {why}, so there is no human ceiling to compare with"
     ceiling_text = f"clinicians' {ceiling['icc']:.2f}" + (
         "" if pd.isna(ceiling["icc_ci_low"]) else f" [{ceiling['icc_ci_low']:.2f}, {ceiling['icc_ci_high']:.2f}]"
     )
+    if "n" in ceiling and (few := evidence.too_few(int(ceiling["n"]), "answers")):
+        return f"{stated} vs {ceiling_text}; the clinicians' ceiling: {few}"
     if pd.isna(low) or pd.isna(ceiling["icc_ci_low"]):
         return f"{stated} vs {ceiling_text}; too few answers for intervals, so no telling whether that differs"
     if high < ceiling["icc_ci_low"]:
@@ -129,10 +157,15 @@ def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: Bo
         ceiling = pd.Series(_clinicians_row(mine, settings))
         for row in _judge_rows(rows_of_panel, humans[humans["run"].isin(runs)], settings):
             icc, low, high = (float(row[key]) for key in ("icc", "icc_ci_low", "icc_ci_high"))  # type: ignore[arg-type]
-            row.update(panel=panel, verdict=verdict(icc, low, high, ceiling))
-            rows.append(row)
-        rows.append({**ceiling.to_dict(), "panel": panel, "verdict": ""})
+            says = verdict(icc, low, high, ceiling, int(row["n"]), str(row.pop("note")))  # type: ignore[call-overload]
+            rows.append({**row, "panel": panel, "verdict": says})
+        rows.append({**ceiling.drop("note").to_dict(), "panel": panel, "verdict": _ceiling_says(ceiling)})
     return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def _ceiling_says(ceiling: pd.Series) -> str:
+    """The clinicians' row's verdict cell: why (part of) the ceiling carries no information, if it does not."""
+    return evidence.too_few(int(ceiling["n"]), "answers") or str(ceiling["note"])
 
 
 def human_leaderboard(board: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:

@@ -17,10 +17,13 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from helm_mtsamples_ext.report.agreement import (
     bias,
     icc_3_1,
+    icc_3_k,
+    icc_medhelm,
     kendall,
     quadratic_kappa,
     round_half_up,
@@ -28,6 +31,7 @@ from helm_mtsamples_ext.report.agreement import (
     with_ci,
 )
 from helm_mtsamples_ext.report.stats import BootstrapSettings
+from tests.report.rated import pingouin_icc, zscore
 
 SETTINGS = BootstrapSettings(n_resamples=200, seed=0)
 
@@ -128,3 +132,46 @@ def test_an_interval_is_undefined_when_many_resamples_are_all_ties() -> None:
 @pytest.mark.parametrize("mean, rounded", [(2.5, 3), (3.5, 4), (1.49, 1), (4.5, 5), (4.0, 4)])
 def test_mean_scores_round_half_up(mean: float, rounded: int) -> None:
     assert round_half_up(arr(mean))[0] == rounded
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_icc_3_1_and_icc_3_k_are_pingouins(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.random(12)
+    y = 0.7 * x + rng.normal(0, 0.2, 12) + 0.1
+    assert icc_3_1(x, y) == pytest.approx(pingouin_icc(x, y, "ICC3"))
+    assert icc_3_k(x, y) == pytest.approx(pingouin_icc(x, y, "ICC3k"))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_icc_medhelm_is_pingouins_icc3k_on_z_scored_raters(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, 6, 15) / 5
+    y = x * 0.5 + rng.normal(0, 0.15, 15)  # another scale: z-scoring is what makes the two comparable
+    assert icc_medhelm(x, y) == pytest.approx(pingouin_icc(zscore(x), zscore(y), "ICC3k"))
+    assert icc_medhelm(x, y) != pytest.approx(icc_3_k(x, y))
+
+
+@pytest.mark.parametrize("statistic", [icc_3_1, icc_3_k, icc_medhelm, spearman])
+def test_a_constant_side_has_no_statistic_and_no_interval(statistic: object) -> None:
+    """pingouin says 0 for ICC(3,1) here, with every resample 0 too: a zero-width interval out of no information."""
+    x, y = arr(0.6, 0.6, 0.6, 0.6, 0.6, 0.6), arr(0.2, 0.4, 0.6, 0.8, 1.0, 0.4)
+    assert all(math.isnan(v) for v in with_ci(statistic, x, y, SETTINGS))  # type: ignore[arg-type]
+    assert all(math.isnan(v) for v in with_ci(statistic, y, x, SETTINGS))  # type: ignore[arg-type]
+
+
+def test_rank_statistics_see_one_reward_reached_in_two_orders_as_a_tie() -> None:
+    """(2,4,3) and (3,3,3) both average to 0.6, one as 0.6000000000000001: they must tie."""
+    noisy = arr(sum(s / 5 for s in (2, 4, 3)) / 3, sum(s / 5 for s in (3, 3, 3)) / 3, 0.2, 1.0)
+    assert noisy[0] != noisy[1]
+    human = arr(0.7, 0.5, 0.2, 1.0)
+    assert spearman(noisy, human) == pytest.approx(stats.spearmanr(noisy.round(9), human).statistic)
+    assert spearman(noisy, human) != pytest.approx(stats.spearmanr(noisy, human).statistic)
+    assert kendall(noisy, human) == pytest.approx(stats.kendalltau(noisy.round(9), human).statistic)
+
+
+def test_an_interval_is_undefined_when_most_resamples_equal_the_statistic() -> None:
+    """A perfectly ordered pair: every resample's rho is 1, so an interval [1, 1] would be certainty from ties."""
+    assert with_ci(spearman, arr(1, 2, 3, 4, 5, 6), arr(2, 3, 4, 5, 6, 7), SETTINGS)[1:] == pytest.approx(
+        (math.nan, math.nan), nan_ok=True
+    )

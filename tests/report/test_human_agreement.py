@@ -17,7 +17,8 @@ judge-two, x = 1 .8 .4 .4 against y = 1 .8 .6 .4:
   kappa (5 4 2 2 vs 5 4 3 2): sum(W*O) = 1/16; sum(W*E) = 48 / (4 * 16) = .75; 1 - 1/12 = 11/12
 panel, x = 1 .8 .5 .4: rho 1; bias -.1/4 = -.025; ICC (x10: 10 8 5 4 / 10 8 6 4): MSR 42.375/3 = 14.125,
   MSE .375/3 = .125, (14.125 - .125) / (14.125 + .125) = 56/57; kappa: panel means 5 4 2.5->3 2 = humans: 1
-clinicians (answers rated twice: strong n1, weak n1), alice (first by name) x = 1 .8 against bob y = 1 .4:
+clinicians (answers rated twice: strong n1, weak n1), each rater against the other (two raters: leave-one-out is
+  the pair both ways, and ICC and kappa are symmetric), alice x = 1 .8 against bob y = 1 .4:
   ICC (x5: 5 4 / 5 2): SSR 4, SSC 1, SST 6, SSE 1; (4 - 1) / (4 + 1) = .6
   kappa (5 4 vs 5 2): sum(W*O) = 4/16; sum(W*E) = (4 + 1 + 9) / 32; 1 - .25/.4375 = 3/7
   alpha (ordinal; values 5 5 | 4 2; n2 = n4 = 1, n5 = 2): Do = 2 * 1 / 4 = .5; De = (2*1 + 2*2*6.25 + 2*2*2.25) / 12
@@ -32,13 +33,16 @@ import io
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW, PANEL_ROW, verdict
 from helm_mtsamples_ext.report.ratings import COLUMNS
 from helm_mtsamples_ext.report.suite import load_suite
+from tests.report import rated as hand
 from tests.report.suites import STRONG, WEAK, build_main_suite, read, row
 
 PANEL = "judge-one+judge-two"
@@ -116,9 +120,10 @@ def test_the_leaderboard_gains_the_clinicians_reward_per_model(rated: tuple[Path
 def test_report_md_says_how_each_judge_compares_with_the_clinicians(rated: tuple[Path, str]) -> None:
     text = (rated[0] / "report.md").read_text(encoding="utf-8")
     assert "## Agreement with clinicians" in text
-    # two answers rated twice give the ceiling no interval, so the verdict does not pretend to compare
-    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.94 [" in text
-    assert "vs clinicians' 0.60; too few answers for intervals" in text
+    # four rated answers are below evidence.MINIMUMS: the figure is given, the verdict is not
+    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.94 [0.80, 1.00]; too few answers (4) to tell." in text
+    assert "- **(clinicians)** (panel `judge-one+judge-two`): too few answers (2) to tell." in text
+    assert "MedHELM's ICC (z, 3k)" in text
     assert f"- Panel `{PANEL}`: Kendall's tau between the two rankings: 1.00 over 2 models." in text
 
 
@@ -146,6 +151,29 @@ def test_the_verdict_compares_intervals_of_icc(
 ) -> None:
     clinicians = pd.Series(dict(zip(["icc", "icc_ci_low", "icc_ci_high"], ceiling, strict=True)))
     assert says in verdict(icc, low, high, clinicians)
+
+
+CEILING = pd.Series({"icc": 0.3, "icc_ci_low": 0.2, "icc_ci_high": 0.4, "n": 20, "note": ""})
+
+
+@pytest.mark.parametrize(
+    "ceiling, n, note, says",
+    [
+        (CEILING, 4, "", "ICC 0.80 [0.70, 0.90]; too few answers (4) to tell"),
+        ({**CEILING, "n": 3}, 20, "",
+         "vs clinicians' 0.30 [0.20, 0.40]; the clinicians' ceiling: too few answers (3) to tell"),
+        ({**CEILING, "icc": math.nan, "note": "rater bob gave one score to every answer: no information"}, 20, "",
+         "rater bob gave one score to every answer: no information, so there is no human ceiling to compare with"),
+        (CEILING, 20, "judge j gave one score to every answer: no information",
+         "judge j gave one score to every answer: no information"),
+    ],
+)  # fmt: skip
+def test_no_verdict_from_too_few_answers_or_a_constant_side(
+    ceiling: dict[str, object], n: int, note: str, says: str
+) -> None:
+    said = verdict(0.8, 0.7, 0.9, pd.Series(ceiling), n, note)
+    assert said == says or said.endswith(says)
+    assert "more than" not in said
 
 
 def test_rows_matching_no_run_or_note_are_counted_and_named_on_stderr(suite: tuple[Path, dict[str, str]]) -> None:
@@ -178,3 +206,67 @@ def test_a_duplicate_rater_row_stops_the_report(suite: tuple[Path, dict[str, str
     code, stderr = report(output, "--out", str(output / "twice"), "--ratings", str(path))
     assert code == 1
     assert stderr.strip().splitlines()[-1].startswith("error: rater 'eve' rated id_n1.txt of run")
+
+
+@pytest.fixture(scope="module")
+def hand_built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame, pd.DataFrame]:
+    """tests/report/rated.py's suite: equal rewards reached in different orders, three raters."""
+    output = tmp_path_factory.mktemp("hand")
+    run = hand.build(output)
+    out = hand.report(output, "report", hand.write_ratings(output / "r.csv", run, hand.RATINGS))
+    return out, read(out, "judge_human_agreement"), read(out, "instances")
+
+
+def judge_and_humans(instances: pd.DataFrame, judge: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """The judge's rewards (the panel's, for None) and the mean human reward, note by note, as read from disk."""
+    humans = hand.human_rewards(hand.RATINGS)
+    mine = instances if judge is None else instances[instances["judge"] == judge]
+    by_note = mine.groupby("note_id", sort=True)["judge_reward"].mean()  # every judge scored all: the panel's mean
+    notes = [int(note.removeprefix("id_n").removesuffix(".txt")) for note in by_note.index]
+    return by_note.to_numpy(dtype=float), np.array([np.mean(humans[n]) for n in notes])
+
+
+def test_spearman_ties_equal_rewards_reached_in_different_orders(
+    hand_built: tuple[Path, pd.DataFrame, pd.DataFrame],
+) -> None:
+    _, table, instances = hand_built
+    x, y = judge_and_humans(instances, "judge-one")
+    assert len(set(x)) > len(set(x.round(9)))  # the suite does reach one reward in two float spellings
+    expected = stats.spearmanr(x.round(9), y.round(9)).statistic
+    assert expected != pytest.approx(stats.spearmanr(x, y).statistic)
+    assert row(table, judge="judge-one")["spearman"] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("judge", ["judge-one", "judge-two", None])
+def test_icc_medhelm_is_pingouins_icc3k_on_z_scored_judge_and_mean_human(
+    hand_built: tuple[Path, pd.DataFrame, pd.DataFrame], judge: str | None
+) -> None:
+    _, table, instances = hand_built
+    x, y = judge_and_humans(instances, judge)
+    found = row(table, judge=judge or PANEL_ROW)
+    assert found["icc_medhelm"] == pytest.approx(hand.pingouin_icc(hand.zscore(x), hand.zscore(y), "ICC3k"))
+    assert found["icc"] == pytest.approx(hand.pingouin_icc(x, y, "ICC3"))  # ICC(3,1) stays, with its interval
+    assert found["icc_ci_low"] < found["icc"] < found["icc_ci_high"]
+
+
+def test_a_constant_judge_gets_no_statistic_and_says_why(tmp_path: Path) -> None:
+    run = hand.build(tmp_path, judge_two=[(4, 4, 4)] * 8)
+    out = hand.report(tmp_path, "report", hand.write_ratings(tmp_path / "r.csv", run, hand.RATINGS))
+    found = row(read(out, "judge_human_agreement"), judge="judge-two")
+    assert all(math.isnan(found[key]) for key in ("icc", "icc_ci_low", "icc_ci_high", "spearman", "icc_medhelm"))
+    assert found["verdict"] == "judge judge-two gave one score to every answer: no information"
+
+
+def test_two_notes_give_too_few_answers_in_the_agreement_section(tmp_path: Path) -> None:
+    run = hand.build(tmp_path, notes=2)
+    two = {"alice": {1: (2, 2, 2), 2: (5, 5, 5)}, "bob": {1: (3, 3, 3), 2: (4, 4, 4)}}
+    out = hand.report(tmp_path, "report", hand.write_ratings(tmp_path / "r.csv", run, two))
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "- **judge-two** (panel `judge-one+judge-two`): ICC 0.80; too few answers (2) to tell." in text
+    assert "- **judge-one** (panel `judge-one+judge-two`): too few answers (2) to tell." in text  # and constant
+    assert "- **(clinicians)** (panel `judge-one+judge-two`): too few answers (2) to tell." in text
+    assert "clinicians agree with each other" not in text
+    table = read(out, "judge_human_agreement")
+    for stat in ("spearman", "bias", "icc"):  # two answers resample into ties or a zero-width interval: none given
+        low, high = table[f"{stat}_ci_low"], table[f"{stat}_ci_high"]
+        assert not ((low == high) & low.notna()).any(), stat

@@ -1,0 +1,80 @@
+"""How much evidence a verdict needs: one table of minimums, and the words for falling short.
+
+A statistic computed from too little evidence still prints a number, and a bootstrap over two notes
+prints an interval of zero width that reads as certainty. Every verdict of the report (the audit's words,
+pairwise win shares, reward intervals, the clinicians' agreement) asks these functions first; each
+returns the sentence to print instead, or None when the evidence suffices. The table is repeated in
+docs/report.md ("How much evidence a verdict needs"), and a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from helm_mtsamples_ext.report.ties import settled
+
+
+@dataclass(frozen=True)
+class Minimums:
+    """The thresholds, each with why it has that value."""
+
+    notes_for_verdict: int = 5
+    """Notes (or runs of one note each) below which no interval and no verdict is given. With n notes a
+    bootstrap has at most C(2n-1, n) distinct resamples; at n = 2 that is 3, so its 95% interval is the
+    two notes' range or a single point. From 5 notes (126 distinct resamples, the smallest resample
+    still drawing about 2/3 of the notes) a percentile interval starts to mean something. Five is a
+    floor, not a recommendation: the docs advise 20 or more."""
+
+    answers_for_agreement: int = 5
+    """Answers rated by both sides (or by two raters) below which no agreement figure or verdict is
+    given, for the same reason as notes: fewer than 5 pairs leave a correlation or ICC free to be
+    anything from -1 to 1 by chance."""
+
+    max_tied_resample_share: float = 0.5
+    """The largest share of bootstrap resamples whose statistic equals the point estimate exactly (after
+    ties.settled) that still gives an interval. When most resamples tie, the interval's width comes
+    from the few that do not, and a zero or near-zero width says nothing about the population."""
+
+
+MINIMUMS = Minimums()
+
+
+def too_few(n: int, what: str = "notes") -> str | None:
+    """ "too few notes (2) to tell" when ``n`` is below the minimum for ``what``; None otherwise.
+
+    ``what`` is "notes" (or any unit counted like notes) or "answers", which uses the agreement minimum.
+    """
+    minimum = MINIMUMS.answers_for_agreement if what == "answers" else MINIMUMS.notes_for_verdict
+    if n < minimum:
+        return f"too few {what} ({n}) to tell"
+    return None
+
+
+def constant(name: str, values: Iterable[float]) -> str | None:
+    """ "<name> gave one score to every answer: no information" when every value is the same; else None.
+
+    A constant column has no variance, so a correlation or ICC against it is undefined (or 0 by
+    convention), and its bootstrap interval has zero width. NaNs are ignored; no values counts as
+    constant too (there is nothing to compare).
+    """
+    distinct = {settled(float(v)) for v in values if v == v}
+    if len(distinct) <= 1:
+        return f"{name} gave one score to every answer: no information"
+    return None
+
+
+def mostly_tied(resamples: Sequence[float], point: float | None = None) -> str | None:
+    """ "most bootstrap resamples tie: no interval" when more than the allowed share of ``resamples``
+    equal ``point`` (by default their most common value) after ties.settled; None otherwise."""
+    values = [settled(float(v)) for v in resamples if v == v]
+    if not values:
+        return "most bootstrap resamples tie: no interval"
+    if point is None:
+        target = max(set(values), key=values.count)
+    else:
+        target = settled(float(point))
+    share = sum(v == target for v in values) / len(values)
+    if share > MINIMUMS.max_tied_resample_share:
+        return "most bootstrap resamples tie: no interval"
+    return None

@@ -10,6 +10,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
+from helm_mtsamples_ext.report.evidence import MINIMUMS, too_few
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
@@ -28,6 +29,14 @@ def _percent(value: float) -> str:
     return "n/a" if pd.isna(value) else f"{100 * value:.1f}%"
 
 
+def _cis(lows: pd.Series, highs: pd.Series, counts: pd.Series) -> list[str]:
+    """Intervals as text; below evidence.MINIMUMS the CSV's blank interval reads "too few notes (N) to tell"."""
+    return [
+        too_few(int(n)) or _ci(lo, hi) if pd.isna(lo) else _ci(lo, hi)
+        for lo, hi, n in zip(lows, highs, counts, strict=True)
+    ]
+
+
 def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as strings, one row per (panel, model), for the terminal and markdown."""
     return pd.DataFrame(
@@ -36,7 +45,7 @@ def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
             "#": board["rank"],
             "model": board["model"],
             "reward": board["reward"].map(_num),
-            "95% CI": [_ci(lo, hi) for lo, hi in zip(board["reward_ci_low"], board["reward_ci_high"], strict=True)],
+            "95% CI": _cis(board["reward_ci_low"], board["reward_ci_high"], board["n_judged"]),
             **{dim: board[dim].map(lambda v: _num(v, 2)) for dim in DIMENSIONS},
             "judged": board["n_judged"].astype(str) + "/" + board["n_notes"].astype(str),
             "judge failures": board["judge_failure_rate"].map(_percent),
@@ -75,8 +84,11 @@ def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
             "B": pairs["model_b"],
             "notes": pairs["n_notes"],
             "A - B": pairs["difference"].map(_num),
-            "95% CI": [_ci(lo, hi) for lo, hi in zip(pairs["ci_low"], pairs["ci_high"], strict=True)],
-            "A wins in": pairs["share_a_wins"].map(_percent),
+            "95% CI": _cis(pairs["ci_low"], pairs["ci_high"], pairs["n_notes"]),
+            "A wins in": [
+                too_few(int(n)) or _percent(share)
+                for share, n in zip(pairs["share_a_wins"], pairs["n_notes"], strict=True)
+            ],
         }
     )
 
@@ -187,7 +199,9 @@ def markdown_report(
         "An empty answer scores 0.",
         f"- Reward intervals: percentile bootstrap over notes ({settings_text}). Pairwise: the same resampled notes "
         "for both models, over the notes judged for both; *A wins in* is the share of resamples where A's mean "
-        "reward is strictly higher.",
+        "reward is higher, a tie counting half. Below "
+        f"{MINIMUMS.notes_for_verdict} notes there is no interval and no share (*too few notes (N) to tell*), and "
+        'when most resamples tie there is no interval (see docs/report.md, "How much evidence a verdict needs").',
         "- Judge failures: failed judge calls / judge calls made. Alpha: Krippendorff's alpha (ordinal) between "
         "the panel's judges per dimension; n/a when undefined (one judge, no note scored twice, no variation).",
         "- Files: `instances.csv` (one row per model x note x judge), `leaderboard.csv`, `pairwise.csv`, "

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
-from helm_mtsamples_ext.report.evidence import constant, too_few
+from helm_mtsamples_ext.report.evidence import constant, mostly_tied, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
 from helm_mtsamples_ext.report.ties import settled
 
@@ -204,6 +204,9 @@ def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
             parts.append(f"{check} not measured (needs reference and {control} runs)")
         elif short:
             parts.append(f"{topic}: {short} ({delta_text(value, low, high)})")
+        elif (np.isnan(low) or np.isnan(high)) and not pd.isna(row.get(f"n_{control}", np.nan)):  # type: ignore[arg-type]
+            # enough notes, yet no interval: stats found most resamples tied (mostly_tied of nothing is its wording)
+            parts.append(f"{topic}: {mostly_tied([])} ({delta_text(value, low, high)})")
         elif np.isnan(low) or np.isnan(high):
             parts.append(f"{topic}: too few notes to tell ({delta_text(value, low, high)})")
         elif low > 0 or high < 0 or (low >= -DELTA_MARGIN and high <= DELTA_MARGIN):

@@ -300,3 +300,26 @@ def test_figure_draws_ceiling_and_floor_with_models_between(audit_report: Path) 
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
     if keep:  # docs/report.md's audit figure
         shutil.copy(audit_report / "leaderboard.png", Path(keep) / "report_audit.png")
+
+
+def test_five_notes_or_more_give_verdicts_with_intervals(tmp_path: Path) -> None:
+    """At evidence.MINIMUMS.notes_for_verdict notes the audit gives its words again, with intervals.
+
+    One judge, 5 notes: reference [.8,.8,.6,1,.8] always above shuffled [.2,.4,.2,.6,.4] (AUROC 24.5/25 = .98: the .6
+    reference ties the .6 shuffled once); truncated - reference = [-.4,-.2,-.2,-.4,-.2], every resample below 0."""
+    notes = [f"n{k}.txt" for k in range(1, 6)]
+    rewards = {
+        "reference": [0.8, 0.8, 0.6, 1.0, 0.8],
+        "shuffled": [0.2, 0.4, 0.2, 0.6, 0.4],
+        "truncated": [0.4, 0.6, 0.4, 0.6, 0.6],
+        "padded": [0.8, 1.0, 0.6, 1.0, 0.6],
+    }
+    runs = [control_run(kind, {n: {J1: r} for n, r in zip(notes, values, strict=True)}, judges=[J1])
+            for kind, values in rewards.items()]  # fmt: skip
+    build_suite(tmp_path, runs)
+    assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "400"]) == 0
+    one = row(read(tmp_path / "r", "judge_audit"), judge=J1)
+    assert one["n_discrimination"] == 5 and one["auroc"] == pytest.approx(24.5 / 25)
+    assert one["verdict"].startswith("tells the clinician's plan from another patient's: AUROC 0.98")
+    assert "notices missing content: -0.28 [" in one["verdict"]
+    assert one["completeness_ci_high"] < 0 and "too few notes (" not in one["verdict"]

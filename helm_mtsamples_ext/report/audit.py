@@ -204,7 +204,7 @@ def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
             parts.append(f"{check} not measured (needs reference and {control} runs)")
         elif short:
             parts.append(f"{topic}: {short} ({delta_text(value, low, high)})")
-        elif (np.isnan(low) or np.isnan(high)) and not pd.isna(row.get(f"n_{control}", np.nan)):  # type: ignore[arg-type]
+        elif (np.isnan(low) or np.isnan(high)) and not pd.isna(row.get(f"n_{control}", np.nan)):
             # enough notes, yet no interval: stats found most resamples tied (mostly_tied of nothing is its wording)
             parts.append(f"{topic}: {mostly_tied([])} ({delta_text(value, low, high)})")
         elif np.isnan(low) or np.isnan(high):

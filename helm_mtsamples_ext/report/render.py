@@ -10,7 +10,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
-from helm_mtsamples_ext.report.evidence import MINIMUMS, too_few
+from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
@@ -29,10 +29,15 @@ def _percent(value: float) -> str:
     return "n/a" if pd.isna(value) else f"{100 * value:.1f}%"
 
 
+def _blank_ci(n: int) -> str:
+    """Why the CSV's interval is blank: too few notes, or (with enough) a bootstrap whose resamples mostly tie."""
+    return too_few(n) or mostly_tied([]) or "n/a"
+
+
 def _cis(lows: pd.Series, highs: pd.Series, counts: pd.Series) -> list[str]:
-    """Intervals as text; below evidence.MINIMUMS the CSV's blank interval reads "too few notes (N) to tell"."""
+    """Intervals as text; a blank one says why (evidence.py's words), never a zero-width interval."""
     return [
-        too_few(int(n)) or _ci(lo, hi) if pd.isna(lo) else _ci(lo, hi)
+        _blank_ci(int(n)) if pd.isna(lo) or pd.isna(hi) else _ci(lo, hi)
         for lo, hi, n in zip(lows, highs, counts, strict=True)
     ]
 

@@ -19,7 +19,9 @@ import numpy as np
 import pandas as pd
 
 from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
+from helm_mtsamples_ext.report.evidence import constant, mostly_tied, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
+from helm_mtsamples_ext.report.ties import settled
 
 REFERENCE, SHUFFLED, TRUNCATED, PADDED = CONTROL_KINDS
 PANEL = "(panel)"
@@ -78,9 +80,9 @@ def control_rewards(instances: pd.DataFrame) -> pd.DataFrame:
     panel = rows.groupby(keys, as_index=False, sort=False)["note_reward"].first()
     panel = panel.rename(columns={"note_reward": "reward"}).assign(judge=PANEL)
     rewards = pd.concat([panel, judges], ignore_index=True).dropna(subset=["reward"])
-    # Rewards are means of score/5: equal on paper, (0.8 + 0.4) / 2 and 0.6 differ in the last bit. Rounded, they
+    # Rewards are means of score/5: equal on paper, (0.8 + 0.4) / 2 and 0.6 differ in the last bit. Settled, they
     # tie in the AUROC and their difference is exactly 0, so float noise never decides a verdict.
-    return rewards.assign(reward=rewards["reward"].round(9))
+    return rewards.assign(reward=settled(rewards["reward"]))
 
 
 def _paired(wide: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -92,10 +94,16 @@ def _paired(wide: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _audit_one(wide: pd.DataFrame, settings: BootstrapSettings) -> dict[str, float]:
-    """The audit numbers of one judge (or the panel) from its note id x control reward table."""
-    result: dict[str, float] = {f"reward_{kind}": wide[kind].mean() for kind in CONTROL_KINDS if kind in wide}
+    """The audit numbers of one judge (or the panel) from its note id x control reward table.
+
+    A judge that gave every control answer the same reward carries no information: its numbers stay, its
+    intervals are NaN (never zero-width) and `constant_reward` makes the verdict say so.
+    """
+    flat = constant("judge", wide.to_numpy(dtype=float).ravel()) is not None
+    result: dict[str, float] = {"constant_reward": float(flat)}
+    result |= {f"reward_{kind}": wide[kind].mean() for kind in CONTROL_KINDS if kind in wide}
     ref, shuffled = _paired(wide, SHUFFLED)
-    low, high = paired_ci((ref, shuffled), auroc, settings)
+    low, high = (np.nan, np.nan) if flat else paired_ci((ref, shuffled), auroc, settings)
     result.update(
         n_discrimination=ref.size, auroc=auroc(ref, shuffled), auroc_ci_low=low, auroc_ci_high=high,
         paired_win_rate=paired_win_rate(ref, shuffled),
@@ -103,6 +111,7 @@ def _audit_one(wide: pd.DataFrame, settings: BootstrapSettings) -> dict[str, flo
     for kind, name in ((PADDED, "verbosity"), (TRUNCATED, "completeness")):
         ref, other = _paired(wide, kind)
         mean, low, high, _ = paired_difference(other - ref, settings)
+        low, high = (np.nan, np.nan) if flat else (low, high)
         label = "verbosity_bias" if kind == PADDED else "completeness_sensitivity"
         result.update({f"n_{kind}": ref.size, label: mean, f"{name}_ci_low": low, f"{name}_ci_high": high})
     return result
@@ -116,10 +125,19 @@ def judge_audit(instances: pd.DataFrame, settings: BootstrapSettings) -> pd.Data
     for (panel, extraction, judge), group in rewards.groupby([*AUDIT_KEYS, "judge"], sort=False):
         wide = group.pivot_table(index="note_id", columns="control", values="reward", aggfunc="mean")
         row = {"panel": panel, "extraction": extraction, "judge": judge, **_audit_one(wide, settings)}
-        rows.append({**row, "verdict": verdict(row)})
+        rows.append({**row, "verdict": verdict(row, name="the panel" if judge == PANEL else str(judge))})
     table = pd.DataFrame(rows, columns=COLUMNS)
     order = table["judge"].map(judge_order)
     return table.assign(_order=order).sort_values([*AUDIT_KEYS, "_order"]).drop(columns="_order").reset_index(drop=True)
+
+
+def shown_blind(row: Mapping[str, object]) -> bool:
+    """The audit shows this judge blind: AUROC below AUROC_BLIND on enough notes to tell, or one reward for
+    every control answer (a constant judge cannot tell anything apart, however few the notes)."""
+    value = row.get("auroc")
+    if value is None or pd.isna(value) or float(value) >= AUROC_BLIND:  # type: ignore[arg-type]
+        return False
+    return _too_few(row, "n_discrimination") is None or str(row.get("verdict", "")).endswith("no information")
 
 
 def delta_text(value: float, low: float, high: float, signed: bool = True) -> str:
@@ -133,6 +151,12 @@ def delta_text(value: float, low: float, high: float, signed: bool = True) -> st
 
 def _floats(row: Mapping[str, object], *keys: str) -> list[float]:
     return [float(row[key]) for key in keys]  # type: ignore[arg-type]
+
+
+def _too_few(row: Mapping[str, object], key: str) -> str | None:
+    """evidence.too_few for the row's note count under ``key``; None when the row does not count its notes."""
+    n = row.get(key)
+    return None if n is None or pd.isna(n) else too_few(int(n))  # type: ignore[call-overload]
 
 
 _DELTA_VERDICTS = (
@@ -150,17 +174,23 @@ _DELTA_VERDICTS = (
 )  # fmt: skip
 
 
-def verdict(row: Mapping[str, object]) -> str:
+def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
     """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas.
 
     A delta's words match its evidence: an interval above or below 0 shows an effect; one holding 0 shows none
-    only when it lies within ±DELTA_MARGIN. A wider interval holding 0, or none at all (one note), decides
-    nothing: "not swayed" or "does not notice" would be a finding the notes do not support.
+    only when it lies within ±DELTA_MARGIN. A wider interval holding 0 decides nothing: "not swayed" or "does
+    not notice" would be a finding the notes do not support. Fewer notes than `evidence.MINIMUMS` asks for give
+    "too few notes (N) to tell", and a judge with one reward for every control answer gives "no information".
     """
+    if row.get("constant_reward"):
+        return str(constant(name, [0.0]))
     parts = []
     (value,) = _floats(row, "auroc")
+    short = _too_few(row, "n_discrimination")
     if np.isnan(value):
         parts.append("discrimination not measured (needs reference and shuffled runs)")
+    elif short:
+        parts.append(f"discrimination: {short} (AUROC {value:.2f})")
     elif value < AUROC_BLIND:
         parts.append(f"cannot tell the clinician's plan from another patient's: AUROC {value:.2f}")
     elif value < AUROC_STRONG:
@@ -169,8 +199,14 @@ def verdict(row: Mapping[str, object]) -> str:
         parts.append(f"tells the clinician's plan from another patient's: AUROC {value:.2f}")
     for column, check, control, topic, (above, below, across) in _DELTA_VERDICTS:
         value, low, high = _floats(row, column, f"{check}_ci_low", f"{check}_ci_high")
+        short = _too_few(row, f"n_{control}")
         if np.isnan(value):
             parts.append(f"{check} not measured (needs reference and {control} runs)")
+        elif short:
+            parts.append(f"{topic}: {short} ({delta_text(value, low, high)})")
+        elif (np.isnan(low) or np.isnan(high)) and not pd.isna(row.get(f"n_{control}", np.nan)):
+            # enough notes, yet no interval: stats found most resamples tied (mostly_tied of nothing is its wording)
+            parts.append(f"{topic}: {mostly_tied([])} ({delta_text(value, low, high)})")
         elif np.isnan(low) or np.isnan(high):
             parts.append(f"{topic}: too few notes to tell ({delta_text(value, low, high)})")
         elif low > 0 or high < 0 or (low >= -DELTA_MARGIN and high <= DELTA_MARGIN):

@@ -9,10 +9,10 @@ panel's ceiling (the reference control: the clinician's own plan) named. Pure pa
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from helm_mtsamples_ext.report.audit import AUROC_BLIND, PANEL, REFERENCE, control_kind
+from helm_mtsamples_ext.report.audit import PANEL, REFERENCE, control_kind, shown_blind
+from helm_mtsamples_ext.report.ties import settled
 
 PANEL_AUROC = "panel_auroc"
 """leaderboard.csv's column: the AUROC of the model's panel (its `(panel)` row in judge_audit.csv)."""
@@ -37,7 +37,7 @@ def blind_panels(audit: pd.DataFrame) -> dict[str, float]:
     """Panels whose own reward cannot tell the clinician's plan from another patient's: {panel: lowest AUROC}."""
     if audit.empty:
         return {}
-    rows = audit[(audit["judge"] == PANEL) & (audit["auroc"] < AUROC_BLIND)]
+    rows = audit[(audit["judge"] == PANEL) & audit.apply(shown_blind, axis=1).astype(bool)]
     return {str(panel): float(value) for panel, value in rows.groupby("panel", sort=False)["auroc"].min().items()}
 
 
@@ -49,7 +49,7 @@ def above_ceiling(board: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
     ceilings = rows.loc[kinds == REFERENCE, ["panel", "extraction", "reward"]].rename(columns={"reward": "ceiling"})
     models = rows.loc[kinds == "", ["panel", "extraction", "model", "reward"]]
     joined = models.merge(ceilings.dropna(), on=["panel", "extraction"])
-    found = joined[joined["reward"].round(9) > joined["ceiling"].round(9)]
+    found = joined[settled(joined["reward"]) > settled(joined["ceiling"])]
     return found[["panel", "model", "reward", "ceiling"]].reset_index(drop=True)
 
 
@@ -79,7 +79,7 @@ def verdict_lines(
         several = rows["extraction"].nunique() > 1
         for row in rows.itertuples(index=False):
             setting = f" ({row.extraction} extraction)" if several else ""
-            warning = "WARNING: " if not np.isnan(row.auroc) and row.auroc < AUROC_BLIND else ""
+            warning = "WARNING: " if shown_blind(row._asdict()) else ""
             lines.append(f"{warning}Judge panel {panel}{setting}: {row.verdict}")
     for row in above.itertuples(index=False):
         lines.append(

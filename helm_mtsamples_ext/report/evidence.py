@@ -9,7 +9,7 @@ docs/report.md ("How much evidence a verdict needs"), and a test keeps the two e
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from helm_mtsamples_ext.report.ties import settled
@@ -64,7 +64,7 @@ def constant(name: str, values: Iterable[float]) -> str | None:
     return None
 
 
-def mostly_tied(resamples: Sequence[float], point: float | None = None) -> str | None:
+def mostly_tied(resamples: Iterable[float], point: float | None = None) -> str | None:
     """ "most bootstrap resamples tie: no interval" when more than the allowed share of ``resamples``
     equal ``point`` (by default their most common value) after ties.settled; None otherwise."""
     values = [settled(float(v)) for v in resamples if v == v]

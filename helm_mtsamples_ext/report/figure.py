@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
+from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
@@ -67,7 +68,7 @@ def _mark_above_ceiling(left: Axes, rows: pd.DataFrame, controls: pd.DataFrame, 
     if ceiling.empty:
         return
     for reward, pos in zip(rows["reward"].to_numpy(dtype=float), y, strict=True):
-        if not np.isnan(reward) and round(reward, 9) > round(float(ceiling.max()), 9):
+        if not np.isnan(reward) and settled(reward) > settled(float(ceiling.max())):
             left.plot([reward], [pos], marker="o", markersize=11, markerfacecolor="none", color="tab:red")
             left.annotate(ABOVE_CEILING, (reward, pos), xytext=(0, -13), textcoords="offset points", ha="center",
                           fontsize=8, color="tab:red", fontweight="bold")  # fmt: skip

@@ -10,6 +10,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
+from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
 from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
@@ -29,6 +30,19 @@ def _percent(value: float) -> str:
     return "n/a" if pd.isna(value) else f"{100 * value:.1f}%"
 
 
+def _blank_ci(n: int) -> str:
+    """Why the CSV's interval is blank: too few notes, or (with enough) a bootstrap whose resamples mostly tie."""
+    return too_few(n) or mostly_tied([]) or "n/a"
+
+
+def _cis(lows: pd.Series, highs: pd.Series, counts: pd.Series) -> list[str]:
+    """Intervals as text; a blank one says why (evidence.py's words), never a zero-width interval."""
+    return [
+        _blank_ci(int(n)) if pd.isna(lo) or pd.isna(hi) else _ci(lo, hi)
+        for lo, hi, n in zip(lows, highs, counts, strict=True)
+    ]
+
+
 def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard as strings, one row per (panel, model), for the terminal and markdown."""
     return pd.DataFrame(
@@ -37,7 +51,7 @@ def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
             "#": board["rank"],
             "model": board["model"],
             "reward": board["reward"].map(_num),
-            "95% CI": [_ci(lo, hi) for lo, hi in zip(board["reward_ci_low"], board["reward_ci_high"], strict=True)],
+            "95% CI": _cis(board["reward_ci_low"], board["reward_ci_high"], board["n_judged"]),
             **{dim: board[dim].map(lambda v: _num(v, 2)) for dim in DIMENSIONS},
             "judged": board["n_judged"].astype(str) + "/" + board["n_notes"].astype(str),
             "judge failures": board["judge_failure_rate"].map(_percent),
@@ -76,8 +90,11 @@ def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
             "B": pairs["model_b"],
             "notes": pairs["n_notes"],
             "A - B": pairs["difference"].map(_num),
-            "95% CI": [_ci(lo, hi) for lo, hi in zip(pairs["ci_low"], pairs["ci_high"], strict=True)],
-            "A wins in": pairs["share_a_wins"].map(_percent),
+            "95% CI": _cis(pairs["ci_low"], pairs["ci_high"], pairs["n_notes"]),
+            "A wins in": [
+                too_few(int(n)) or _percent(share)
+                for share, n in zip(pairs["share_a_wins"], pairs["n_notes"], strict=True)
+            ],
         }
     )
 
@@ -189,7 +206,9 @@ def markdown_report(
         "An empty answer scores 0.",
         f"- Reward intervals: percentile bootstrap over notes ({settings_text}). Pairwise: the same resampled notes "
         "for both models, over the notes judged for both; *A wins in* is the share of resamples where A's mean "
-        "reward is strictly higher.",
+        "reward is higher, a tie counting half. Below "
+        f"{MINIMUMS.notes_for_verdict} notes there is no interval and no share (*too few notes (N) to tell*), and "
+        'when most resamples tie there is no interval (see docs/report.md, "How much evidence a verdict needs").',
         "- Judge failures: failed judge calls / judge calls made. Alpha: Krippendorff's alpha (ordinal) between "
         "the panel's judges over one model's answers, per dimension (the panel's across all its answers is under the "
         "leaderboard); n/a when undefined (one judge, no note scored twice, no variation).",

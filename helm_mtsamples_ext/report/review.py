@@ -22,6 +22,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingItem, RatingRound, rating_items
+from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS, QUESTIONS
 
 TEMPLATE = "review.html.j2"
@@ -121,10 +122,10 @@ def _number(value: object) -> float | None:
 def reward_spread(rewards: pd.Series) -> float | None:
     """max - min of the judges' rewards that exist; None when fewer than two judges counted.
 
-    Rounded to 9 places so that equal spreads sort as equal (1.0 - 0.8 and 0.6 - 0.4 differ in the last bit).
+    Settled (ties.settled) so that equal spreads sort as equal (1.0 - 0.8 and 0.6 - 0.4 differ in the last bit).
     """
     valid = rewards.dropna()
-    return round(float(valid.max() - valid.min()), 9) if len(valid) >= 2 else None
+    return settled(float(valid.max() - valid.min())) if len(valid) >= 2 else None
 
 
 def _judge(row: pd.Series) -> JudgeView:

@@ -3,7 +3,9 @@
 Pure pandas on the per-judge table that `report.py` reads from a suite; no I/O. Scores, judge and note rewards
 and failures arrive already decided by `scoring.score_note` (the metric's own rules), and judge agreement is
 `scoring.ordinal_alpha`, so report.md and HELM's stats cannot drift apart; this module only aggregates.
-Uncertainty is about the notes, so bootstraps resample notes, never individual judge calls.
+Uncertainty is about the notes, so bootstraps resample notes, never individual judge calls. Below
+`evidence.MINIMUMS.notes_for_verdict` notes, or when most resamples tie, an interval is NaN (no interval), never a
+zero-width one; rank statistics (the ranking, win shares) compare rewards through `ties.settled`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied
+from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 
@@ -75,34 +79,54 @@ def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[fl
 def paired_ci(
     samples: tuple[np.ndarray, ...], statistic: Callable[..., float], settings: BootstrapSettings
 ) -> tuple[float, float]:
-    """Bootstrap interval of any statistic of per-note paired samples; NaN below two notes.
+    """Bootstrap interval of any statistic of per-note paired samples; NaN below the minimum of notes.
 
     The same resampled notes feed every sample, as in `paired_difference`; for statistics such as the judge
     audit's AUROC that are not a mean of per-note values.
     """
-    if samples[0].size < 2:
+    if samples[0].size < max(2, MINIMUMS.notes_for_verdict):
         return (np.nan, np.nan)
-    interval = _bootstrap(samples, statistic, settings, vectorized=False).confidence_interval
+    result = _bootstrap(samples, statistic, settings, vectorized=False)
+    if mostly_tied(result.bootstrap_distribution, point=statistic(*samples)):
+        return (np.nan, np.nan)
+    interval = result.confidence_interval
     return (float(interval.low), float(interval.high))
 
 
-def mean_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:
-    """Bootstrap interval of the mean; NaN below two values."""
-    if values.size < 2:
+def mean_ci(values: np.ndarray, settings: BootstrapSettings, minimum: int = 2) -> tuple[float, float]:
+    """Bootstrap interval of the mean; NaN below ``minimum`` values or when most resamples tie."""
+    if values.size < max(2, minimum):
         return (np.nan, np.nan)
-    low, high, _ = _bootstrap_mean(values, settings)
+    low, high, means = _bootstrap_mean(values, settings)
+    if mostly_tied(means, point=float(values.mean())):
+        return (np.nan, np.nan)
     return (low, high)
+
+
+def reward_ci(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:
+    """The leaderboard's reward interval: `mean_ci` over notes, none below `evidence.MINIMUMS.notes_for_verdict`
+    (over 2 notes a bootstrap interval is merely their range)."""
+    return mean_ci(values, settings, minimum=MINIMUMS.notes_for_verdict)
 
 
 def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, float, float]:
     """(mean difference, CI low, CI high, share of resamples where A beats B) from per-note differences A-B.
 
-    Resampling the notes once for both models and differencing is the same as resampling the differences.
+    Resampling the notes once for both models and differencing is the same as resampling the differences. A
+    resample whose mean difference is 0 (after `ties.settled`) is a tie and counts half to each model, so two
+    models with equal rewards reached in different float orders share 50%. Below the minimum of notes there is
+    no interval and no share (a verdict from 2 notes would be a coin toss read as a finding); when most
+    resamples tie there is no interval, but the share (then near 50%) stays.
     """
-    if diffs.size < 2:
-        return (float(diffs.mean()) if diffs.size else np.nan, np.nan, np.nan, np.nan)
+    mean = float(diffs.mean()) if diffs.size else np.nan
+    if diffs.size < max(2, MINIMUMS.notes_for_verdict):
+        return (mean, np.nan, np.nan, np.nan)
     low, high, means = _bootstrap_mean(diffs, settings)
-    return (float(diffs.mean()), low, high, float(np.mean(means > 0)))
+    means = settled(means)
+    share = float(np.mean((means > 0) + 0.5 * (means == 0)))
+    if mostly_tied(means, point=mean):
+        return (mean, np.nan, np.nan, share)
+    return (mean, low, high, share)
 
 
 def judge_agreement(rows: pd.DataFrame, dim: str) -> float:
@@ -136,7 +160,7 @@ def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: Bootstra
         mean_output_words=("output_words", "mean"),
     )
     board["n_unjudged"] = board["n_notes"] - board["n_judged"]
-    ci = notes.dropna(subset=["reward"]).groupby(KEYS)["reward"].apply(lambda s: mean_ci(s.to_numpy(), settings))
+    ci = notes.dropna(subset=["reward"]).groupby(KEYS)["reward"].apply(lambda s: reward_ci(s.to_numpy(), settings))
     board = board.merge(_split(ci, KEYS, ["reward_ci_low", "reward_ci_high"]), on=KEYS, how="left")
 
     # Share of the judge calls made (an empty answer calls no judge). The metric's per-note failures / panel size
@@ -152,7 +176,9 @@ def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: Bootstra
     )
     board = board.merge(_split(alphas, KEYS, [f"alpha_{dim}" for dim in DIMENSIONS]), on=KEYS, how="left")
 
-    board = board.sort_values(["panel", "reward", "model"], ascending=[True, False, True], na_position="last")
+    # Ranked on settled rewards: equal rewards reached in different float orders tie, and the name breaks the tie.
+    board = board.assign(_settled=settled(board["reward"]))
+    board = board.sort_values(["panel", "_settled", "model"], ascending=[True, False, True], na_position="last")
     board["rank"] = board.groupby("panel").cumcount() + 1
     columns = ["panel", "rank", "model", "reward", "reward_ci_low", "reward_ci_high", *DIMENSIONS]
     columns += ["n_notes", "n_judged", "n_unjudged", "n_empty_answers", "judge_calls", "judge_failures"]
@@ -171,7 +197,7 @@ def pairwise(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettin
 
     judged = notes.loc[notes["reward"].notna(), ["panel", "model", "note", "reward"]]
     joined = judged.merge(judged, on=["panel", "note"], suffixes=("_a", "_b")).merge(pairs, on=PAIR_KEYS)
-    joined["diff"] = joined["reward_a"] - joined["reward_b"]
+    joined["diff"] = settled(joined["reward_a"]) - settled(joined["reward_b"])
     grouped = joined.groupby(PAIR_KEYS)
     means = grouped.agg(n_notes=("note", "size"), reward_a=("reward_a", "mean"), reward_b=("reward_b", "mean"))
     means = means.reset_index() if len(means) else _empty(PAIR_KEYS, list(means.columns))

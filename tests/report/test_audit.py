@@ -158,7 +158,8 @@ def test_discrimination_auroc_over_notes_paired_by_id(
         pytest.approx(value),
         pytest.approx(win_rate),
     )
-    assert got["auroc_ci_low"] <= got["auroc"] <= got["auroc_ci_high"]
+    # 3 or 4 notes are below evidence.MINIMUMS.notes_for_verdict: the number stays, its interval is left blank.
+    assert math.isnan(got["auroc_ci_low"]) and math.isnan(got["auroc_ci_high"])
 
 
 @pytest.mark.parametrize(
@@ -168,27 +169,25 @@ def test_discrimination_auroc_over_notes_paired_by_id(
 def test_verbosity_and_completeness_deltas_with_bracketing_ci(
     audit_report: Path, judge: str, verbosity: float, completeness: float
 ) -> None:
-    """padded - reference and truncated - reference on the 3 notes both have; the interval holds the mean."""
+    """padded - reference and truncated - reference on the 3 notes both have; 3 notes give no interval."""
     got = row(read(audit_report, "judge_audit"), judge=judge)
     assert (got["n_padded"], got["n_truncated"]) == (3, 3)
     assert got["verbosity_bias"] == pytest.approx(verbosity, abs=1e-9)
     assert got["completeness_sensitivity"] == pytest.approx(completeness, abs=1e-9)
-    for name, value in (("verbosity", verbosity), ("completeness", completeness)):
-        assert got[f"{name}_ci_low"] - 1e-9 <= value <= got[f"{name}_ci_high"] + 1e-9
-    # A resampled mean of the per-note deltas never leaves their range (e.g. judge-two's padded [.2, .4, .2]).
-    if judge == J2:
-        assert 0.2 - 1e-9 <= got["verbosity_ci_low"] and got["verbosity_ci_high"] <= 0.4 + 1e-9
+    for name in ("verbosity", "completeness"):
+        assert math.isnan(got[f"{name}_ci_low"]) and math.isnan(got[f"{name}_ci_high"])
 
 
 def test_verdicts_in_csv_and_report(audit_report: Path) -> None:
     audit = read(audit_report, "judge_audit")
     one, two = row(audit, judge=J1)["verdict"], row(audit, judge=J2)["verdict"]
-    assert one.startswith("tells the clinician's plan from another patient's: AUROC 0.89")
-    assert "not swayed by padding" in one and "notices missing content: -0.33" in one
-    assert two.startswith("cannot tell the clinician's plan from another patient's: AUROC 0.50")
-    assert "rewards padding: +0.27" in two and "does not notice missing content" in two
+    # 3 or 4 notes: every check says so instead of a verdict (evidence.MINIMUMS.notes_for_verdict is 5).
+    assert one.startswith("discrimination: too few notes (3) to tell (AUROC 0.89)")
+    assert "padding: too few notes (3) to tell (+0.00)" in one and "missing content: too few notes (3) to tell" in one
+    assert two.startswith("discrimination: too few notes (4) to tell (AUROC 0.50)")
+    assert "tells" not in two and "swayed" not in two and "notices" not in two
     md = (audit_report / "report.md").read_text()
-    assert "## Judge audit" in md and f"- **{J2}** (panel `{PANEL_KEY}`): cannot tell" in md
+    assert "## Judge audit" in md and f"- **{J2}** (panel `{PANEL_KEY}`): discrimination: too few notes (4)" in md
 
 
 def _verdict_row(auroc_value: float, bias: tuple[float, float, float], drop: tuple[float, float, float]) -> dict:
@@ -231,17 +230,14 @@ def test_verdict_thresholds(
     assert says in verdict(_verdict_row(auroc_value, bias, drop))
 
 
-def test_the_margin_rule_on_a_two_note_suite_with_intervals_computed_by_hand(tmp_path: Path) -> None:
-    """Two notes, so a bootstrap resample is {a, a}, {a, b} or {b, b} with probability 1/4, 1/2, 1/4 and the 95%
-    percentile interval of the mean delta is exactly [min, max] of the two deltas.
+def test_a_two_note_suite_gives_no_verdict_and_no_interval(tmp_path: Path) -> None:
+    """Two notes, so a bootstrap resample is {a, a}, {a, b} or {b, b}: its 95% interval would be the two deltas'
+    range, or a single point ("AUROC 1.00 [1.00, 1.00]"), read as certainty. Below 5 notes every check says
+    "too few notes (2) to tell" with its point value and no interval, in judge_audit.csv and report.md.
 
       reference  .6/.6 (both notes, both judges)    shuffled  .2/.2
-      padded     judge-one .4 and 1.0, judge-two .6 and .6   -> deltas [-.2, +.4]: mean +.1, interval [-.2, +.4]
-      truncated  judge-one .6 and .6,  judge-two .6 and .4   -> deltas [0, 0]: [0, 0];  [0, -.2]: [-.2, 0]
-
-    judge-one's padding interval holds 0 but is far wider than ±0.05: too few notes to tell, not "not swayed".
-    judge-two's padding [0, 0] is within the margin: not swayed. judge-two's missing content [-.2, 0] holds 0 and
-    is wider than the margin: too few notes to tell, neither "notices" nor "does not notice"."""
+      padded     judge-one .4 and 1.0, judge-two .6 and .6   -> deltas [-.2, +.4]: mean +.1
+      truncated  judge-one .6 and .6,  judge-two .6 and .4   -> deltas [0, 0] and [0, -.2]"""
     same = {J1: 0.6, J2: 0.6}
     runs = [
         control_run("reference", {"n1.txt": same, "n2.txt": same}),
@@ -253,10 +249,15 @@ def test_the_margin_rule_on_a_two_note_suite_with_intervals_computed_by_hand(tmp
     assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "400"]) == 0
     audit = read(tmp_path / "r", "judge_audit")
     one, two = row(audit, judge=J1)["verdict"], row(audit, judge=J2)["verdict"]
-    assert "padding: too few notes to tell (+0.10 [-0.20, +0.40], wider than ±0.05)" in one
-    assert "does not notice missing content: +0.00 [+0.00, +0.00]" in one
-    assert "not swayed by padding: +0.00 [+0.00, +0.00]" in two
-    assert "missing content: too few notes to tell (-0.10 [-0.20, +0.00], wider than ±0.05)" in two
+    assert one.startswith("discrimination: too few notes (2) to tell (AUROC 1.00)")
+    assert "padding: too few notes (2) to tell (+0.10)" in one
+    assert "missing content: too few notes (2) to tell (+0.00)" in one
+    assert "padding: too few notes (2) to tell (+0.00)" in two
+    assert "missing content: too few notes (2) to tell (-0.10)" in two
+    for column in ("auroc_ci_low", "verbosity_ci_high", "completeness_ci_low"):
+        assert audit[column].isna().all()
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "too few notes (2) to tell" in md and "[1.00, 1.00]" not in md
 
 
 def test_equal_rewards_reached_by_different_judges_tie(tmp_path: Path) -> None:
@@ -271,7 +272,9 @@ def test_equal_rewards_reached_by_different_judges_tie(tmp_path: Path) -> None:
     assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "50"]) == 0
     panel = row(read(tmp_path / "r", "judge_audit"), judge="(panel)")
     assert (panel["auroc"], panel["verbosity_bias"], panel["completeness_sensitivity"]) == (0.5, 0.0, 0.0)
-    assert "not swayed by padding" in panel["verdict"] and "does not notice" in panel["verdict"]
+    # Every control answer got 0.6 from the panel: a constant judge, no information, no interval.
+    assert panel["verdict"] == "the panel gave one score to every answer: no information"
+    assert math.isnan(panel["auroc_ci_low"]) and math.isnan(panel["verbosity_ci_low"])
 
 
 def test_suite_without_controls_has_no_audit_file(tmp_path: Path) -> None:
@@ -297,3 +300,26 @@ def test_figure_draws_ceiling_and_floor_with_models_between(audit_report: Path) 
     keep = os.environ.get("MTSAMPLES_E2E_SCREENSHOTS")
     if keep:  # docs/report.md's audit figure
         shutil.copy(audit_report / "leaderboard.png", Path(keep) / "report_audit.png")
+
+
+def test_five_notes_or_more_give_verdicts_with_intervals(tmp_path: Path) -> None:
+    """At evidence.MINIMUMS.notes_for_verdict notes the audit gives its words again, with intervals.
+
+    One judge, 5 notes: reference [.8,.8,.6,1,.8] always above shuffled [.2,.4,.2,.6,.4] (AUROC 24.5/25 = .98: the .6
+    reference ties the .6 shuffled once); truncated - reference = [-.4,-.2,-.2,-.4,-.2], every resample below 0."""
+    notes = [f"n{k}.txt" for k in range(1, 6)]
+    rewards = {
+        "reference": [0.8, 0.8, 0.6, 1.0, 0.8],
+        "shuffled": [0.2, 0.4, 0.2, 0.6, 0.4],
+        "truncated": [0.4, 0.6, 0.4, 0.6, 0.6],
+        "padded": [0.8, 1.0, 0.6, 1.0, 0.6],
+    }
+    runs = [control_run(kind, {n: {J1: r} for n, r in zip(notes, values, strict=True)}, judges=[J1])
+            for kind, values in rewards.items()]  # fmt: skip
+    build_suite(tmp_path, runs)
+    assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "400"]) == 0
+    one = row(read(tmp_path / "r", "judge_audit"), judge=J1)
+    assert one["n_discrimination"] == 5 and one["auroc"] == pytest.approx(24.5 / 25)
+    assert one["verdict"].startswith("tells the clinician's plan from another patient's: AUROC 0.98")
+    assert "notices missing content: -0.28 [" in one["verdict"]
+    assert one["completeness_ci_high"] < 0 and "too few notes (" not in one["verdict"]

@@ -2,7 +2,8 @@
 plan from another patient's, and a model scored above that plan, are said plainly.
 
 A one-judge synthetic suite, by hand: on notes n1-n3 the judge gives every control 3,3,3 (reward .6), so the
-reference never beats the shuffled plan (AUROC 0.5: blind), and gives acme/re 4,4,4 (reward .8): above the
+reference never beats the shuffled plan (AUROC 0.5: blind; a constant judge, so its verdict is "no
+information" and still a warning), and gives acme/re 4,4,4 (reward .8): above the
 ceiling of .6. A second suite adds nothing but a model: no controls, so nothing is audited.
 """
 
@@ -50,7 +51,7 @@ def blind(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     return report(output)
 
 
-PANEL_LINE = "WARNING: Judge panel judge-one: cannot tell the clinician's plan from another patient's: AUROC 0.50"
+PANEL_LINE = "WARNING: Judge panel judge-one: the panel gave one score to every answer: no information"
 CEILING_LINE = (
     "WARNING: acme/re scores above the clinician's own plan under panel judge-one (0.800 > reference 0.600): "
     "these judges do not rank by plan quality"

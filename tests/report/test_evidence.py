@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+from pathlib import Path
+
 from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
 
 
@@ -32,3 +35,14 @@ def test_a_bootstrap_whose_resamples_mostly_tie_gives_no_interval() -> None:
 def test_the_minimums_are_sensible() -> None:
     assert MINIMUMS.notes_for_verdict >= 3
     assert 0 < MINIMUMS.max_tied_resample_share < 1
+
+
+def test_the_docs_table_gives_the_same_minimums_as_the_code() -> None:
+    """docs/report.md's "How much evidence a verdict needs" table lists every threshold with its value."""
+    text = (Path(__file__).parents[2] / "docs" / "report.md").read_text()
+    section = text.split("## How much evidence a verdict needs", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        cells[1].strip("` "): float(cells[2])
+        for cells in (line.split("|") for line in section.splitlines() if line.startswith("| `"))
+    }
+    assert documented == {field.name: float(getattr(MINIMUMS, field.name)) for field in fields(MINIMUMS)}

@@ -112,7 +112,7 @@ def test_generated_schema_names_this_suites_judges_and_summarizes_without_warnin
 
     tables = json.loads((suite.out / "runs" / SUITE / "groups" / f"{P}.json").read_text())
     headers = {h["value"] for table in tables for h in table["header"]}
-    assert {"Reward (north)", "Reward (south)", "Jury Score", "Alpha accuracy"} <= headers
+    assert {"Reward (north)", "Reward (south)", "Jury Score", "Alpha accuracy (within model)"} <= headers
     assert "Alpha clarity" not in headers and "Reward (gpt-4o-mini)" not in headers
 
 

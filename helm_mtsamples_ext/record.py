@@ -4,11 +4,11 @@ The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario
 (through ``scoring.score_note``), the report and the review page read it. Its dict form is therefore a
 file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
 earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, a
-failure only listed in ``failed_judges``) and hand-edited ones (a judge entry that is not a mapping is
+failure only listed in ``failed_judges``, no ``model_family``) and hand-edited ones (a judge entry that is not a mapping is
 taken as no entry).
 
     {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
-     "failed_judges": ["<judge>", ...]}          # or, for an empty answer:
+     "failed_judges": ["<judge>", ...], "model_family": "OpenAI"}   # or, for an empty answer:
     {"failed_judges": [], "answer": "empty"}
 """
 
@@ -25,7 +25,9 @@ ANNOTATION_KEY = names.ANNOTATION_KEY
 FAILED_JUDGES = "failed_judges"
 ANSWER = "answer"
 EMPTY = "empty"
-RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER})
+MODEL_FAMILY = "model_family"
+"""The model under test's maker (families.py), resolved while the run had HELM's registry: absent when unknown."""
+RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY})
 """Record keys that are not judge names (a judge may not be named so)."""
 
 STATUS, OK, FAILED = "status", "ok", "failed"
@@ -121,6 +123,7 @@ class NoteRecord:
     judges: dict[str, JudgeEntry] = field(default_factory=dict)
     failed_judges: tuple[str, ...] = ()
     empty_answer: bool = False
+    model_family: str | None = None
 
     @classmethod
     def empty(cls) -> NoteRecord:
@@ -143,6 +146,8 @@ class NoteRecord:
             return {FAILED_JUDGES: [], ANSWER: EMPTY}
         record: dict[str, Any] = {name: entry.to_dict() for name, entry in self.judges.items()}
         record[FAILED_JUDGES] = list(self.failed_judges)
+        if self.model_family is not None:
+            record[MODEL_FAMILY] = self.model_family
         return record
 
     @classmethod
@@ -159,4 +164,5 @@ class NoteRecord:
             for name, value in record.items()
             if name not in RESERVED_KEYS and isinstance(value, Mapping)
         }
-        return cls(judges=judges, failed_judges=failed)
+        family = record.get(MODEL_FAMILY)
+        return cls(judges=judges, failed_judges=failed, model_family=family if isinstance(family, str) else None)

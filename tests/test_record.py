@@ -90,6 +90,15 @@ def test_a_flat_score_and_odd_fields_are_read_without_guessing() -> None:
 
 
 def test_reserved_keys_are_the_record_keys_that_are_not_judges() -> None:
-    assert RESERVED_KEYS == {"failed_judges", "answer"}
+    assert RESERVED_KEYS == {"failed_judges", "answer", "model_family"}
     parsed = NoteRecord.from_dict(RECORD)
     assert parsed is not None and list(parsed.judges) == ["gpt", "llama"]
+
+
+def test_the_model_under_tests_family_is_kept_and_an_earlier_record_has_none() -> None:
+    """Self-preference needs the answer's family, resolved while the run had HELM's registry."""
+    parsed = NoteRecord.from_dict({**RECORD, "model_family": "OpenAI"})
+    assert parsed is not None and parsed.model_family == "OpenAI" and list(parsed.judges) == ["gpt", "llama"]
+    assert parsed.to_dict()["model_family"] == "OpenAI"
+    earlier = NoteRecord.from_dict(RECORD)
+    assert earlier is not None and earlier.model_family is None and "model_family" not in earlier.to_dict()

@@ -5,7 +5,8 @@
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
 `<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
-it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv, leaderboard.png,
+it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv,
+judge_self_preference.csv, leaderboard.png,
 report.md, report.html (the review page, with its rating mode) and, when the suite holds control runs,
 judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv. A run
 directory that cannot be read, and a rating that matches no run or note, are named on stderr; the rest is still

@@ -46,7 +46,7 @@ def write_report(
         instances.to_parquet(out / "instances.parquet", index=False)
     except ImportError:
         hlog("pyarrow is not installed: instances.parquet not written")
-    for name in ("leaderboard", "pairwise", "by_specialty"):
+    for name in ("leaderboard", "pairwise", "by_specialty", "judge_self_preference"):
         tables[name].to_csv(out / f"{name}.csv", index=False)
     audit = tables["judge_audit"]
     if not audit.empty:  # only a suite with control runs has an audit

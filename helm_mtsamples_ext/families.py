@@ -36,7 +36,7 @@ def declared_families(text: str | None, judges: int) -> list[str | None]:
     when not given."""
     if not text:
         return [None] * judges
-    parts = [part.strip() for part in text.split("+")]
+    parts: list[str | None] = [part.strip() for part in text.split("+")]
     if not all(parts):
         raise ValueError(f"judge_family must name a family per judge joined by '+' (e.g. Meta+Alibaba), got {text!r}")
     if len(parts) == 1:

@@ -4,8 +4,8 @@ The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario
 (through ``scoring.score_note``), the report and the review page read it. Its dict form is therefore a
 file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
 earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, a
-failure only listed in ``failed_judges``, no ``model_family``) and hand-edited ones (a judge entry that is not a mapping is
-taken as no entry).
+failure only listed in ``failed_judges``, no ``model_family``) and hand-edited ones (a judge entry that is not
+a mapping is taken as no entry).
 
     {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
      "failed_judges": ["<judge>", ...], "model_family": "OpenAI"}   # or, for an empty answer:

@@ -75,7 +75,9 @@ def test_a_judges_family_is_stored_only_when_known_and_read_back_per_judge() -> 
     assert JudgeSpec.from_arg(known.as_arg()) == known
     assert "family" not in JudgeSpec("m", "x/m", "x/m").as_arg()
     for declared, found in (("Meta+Alibaba", {"a": "Meta", "b": "Alibaba"}), ("", {"a": None, "b": None})):
-        spec = get_mtsamples_procedures_spec(judges="a+b", judge_base_url="http://127.0.0.1:1/v1", judge_family=declared)
+        spec = get_mtsamples_procedures_spec(
+            judges="a+b", judge_base_url="http://127.0.0.1:1/v1", judge_family=declared
+        )
         run_spec = {"annotators": [{"class_name": OUR_ANNOTATOR, "args": spec.annotators[0].args}]}
         assert judge_families(run_spec) == found
     assert judge_families({"annotators": []}) == {}

@@ -56,7 +56,10 @@ def test_the_judge_adding_a_point_for_its_own_family_is_flagged_and_the_others_a
     synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:
     panel = "+".join(f"{name.split('-')[0]}/{name}" for name in JUDGES)
-    with synthetic_notes.mirror(max_lifetime=900) as mirror, JudgeServer({**JUDGES, **WRITERS}, max_lifetime=900) as server:
+    with (
+        synthetic_notes.mirror(max_lifetime=900) as mirror,
+        JudgeServer({**JUDGES, **WRITERS}, max_lifetime=900) as server,
+    ):
         write_prod_env(tmp_path / "prod_env", server.base_url)
         entries = [f"{P}:model={family}/{family}-writer,judges={panel}" for family in FAMILIES]
         env = user_env(**mirror.env)

@@ -133,7 +133,9 @@ def test_judges_that_agree_have_exactly_zero_deviation_and_no_interval() -> None
 def test_families_compare_without_case_and_an_unknown_family_gives_blank_figures() -> None:
     """An endpoint judge without judge_family has no family: listed, blank; the other judges are still compared
     with it in their baseline."""
-    table = by_judge(self_preference(rows(SMALL, families={"gpt": "openai", "claude": None, "llama": "META"}), SETTINGS))
+    table = by_judge(
+        self_preference(rows(SMALL, families={"gpt": "openai", "claude": None, "llama": "META"}), SETTINGS)
+    )
     assert table["gpt"]["self_preference"] == pytest.approx(0.2)
     assert (table["claude"]["family"], table["claude"]["n_own"], table["claude"]["n_other"]) == ("", 0, 0)
     assert math.isnan(table["claude"]["self_preference"])

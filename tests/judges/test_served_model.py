@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helm_mtsamples_ext.judges.served_model import MAX_CHARS, NOT_REPORTED, ServedModel, served_model
+from tests.judges.test_call import FIXED, KEY, SHORT, judge_once
+from tests.servers.judge import Behaviour, JudgeServer
 
 
 def test_model_and_fingerprint_are_read_from_a_completion() -> None:
@@ -40,3 +43,27 @@ def test_values_are_stripped_and_bounded() -> None:
     got = served_model(reply)
     assert got.reported_model == "judge-v1"
     assert got.system_fingerprint == "f" * MAX_CHARS
+
+
+# ---------------------------------------------------------------- through HELM's client and cache
+
+
+def test_a_call_keeps_what_the_server_ran_live_and_replayed_from_helms_cache(tmp_path: Path) -> None:
+    """Live, the reply's model and fingerprint; replayed, the stored reply's, even after the server changed."""
+    with JudgeServer({"steady": Behaviour("steady", FIXED)}, reported_model="judge-v1", system_fingerprint="fp_1") as s:
+        live = judge_once(tmp_path, s, "steady")
+        s.reported_model, s.system_fingerprint = "judge-v2", None
+        calls = s.count()
+        replayed = judge_once(tmp_path, s, "steady")
+        assert s.count() == calls, "the second call replays from HELM's cache"
+        fresh = judge_once(tmp_path, s, "steady", prompt=SHORT + " (a new note)")
+    assert live.served == replayed.served == ServedModel("judge-v1", "fp_1")
+    assert fresh.served == ServedModel("judge-v2", None)
+
+
+def test_a_key_the_server_puts_in_its_model_name_is_masked_in_the_cache_and_the_call(tmp_path: Path) -> None:
+    with JudgeServer({"steady": Behaviour("steady", FIXED)}, reported_model=f"gateway-{KEY}") as s:
+        outcome = judge_once(tmp_path, s, "steady", key=KEY)
+    assert outcome.verdict is not None and outcome.served.reported_model is not None
+    assert KEY not in outcome.served.reported_model and outcome.served.reported_model.startswith("gateway-")
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]

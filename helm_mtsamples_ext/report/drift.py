@@ -1,0 +1,148 @@
+"""Pure: would the judge still say this? A seeded sample of judged answers, and each judge's verdicts then and now.
+
+A hosted judge changes behind a fixed name, so a leaderboard judged months ago may not be comparable with a model
+judged today. ``python -m helm_mtsamples_ext.recheck`` asks each judge again, live, about a sample of answers it
+already judged; this module draws that sample and compares the two verdicts per judge:
+- ``same_verdict_rate``: the share of answers whose three scores are identical then and now (an invalid dimension,
+  recorded as None, is the same only as None);
+- ``mean_abs_diff``: the mean absolute score difference over the three dimensions, where both scored it;
+- an answer counts (``n``) for a judge that gave a verdict both times; a judge that fails now is counted apart
+  (``failed_now``), never as a changed verdict.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from helm_mtsamples_ext.record import FAILED, STATUS
+from helm_mtsamples_ext.rubric import DIMENSIONS, normalise_score
+
+K = TypeVar("K", bound=Hashable)
+
+REPORTED_MODEL = "reported_model"
+"""The model name the judge's server reported, as the record keeps it (records before it lack the key)."""
+DRIFT_FILE = "judge_drift.csv"
+DRIFT_COLUMNS = (
+    "panel",
+    "judge",
+    "n",
+    "same_verdict_rate",
+    "mean_abs_diff",
+    "reported_model_before",
+    "reported_model_now",
+    "n_asked",
+    "failed_now",
+)
+
+
+def draw_sample(answers: Iterable[K], n: int, seed: int) -> list[K]:
+    """``n`` of ``answers``, the same for the same answers and seed whatever order they were read in."""
+    pool = sorted(set(answers), key=repr)
+    if n > len(pool):
+        raise ValueError(f"a sample of {n} from {len(pool)} answers")
+    return sorted(random.Random(seed).sample(pool, n), key=repr)
+
+
+@dataclass(frozen=True)
+class Said:
+    """One judge on one answer: its three scores (None for a dimension it left invalid), or None when it gave no
+    verdict; and the model its server reported (None in a record written before that was kept)."""
+
+    scores: tuple[int | None, ...] | None
+    reported_model: str | None = None
+
+    @classmethod
+    def of(cls, entry: object) -> Said:
+        """From a judge entry of the record (its dict form, as scenario_state.json holds it)."""
+        if not isinstance(entry, Mapping):
+            return cls(None)
+        reported = entry.get(REPORTED_MODEL)
+        scores = tuple(normalise_score(entry.get(dim)) for dim in DIMENSIONS)
+        judged = entry.get(STATUS) != FAILED and any(s is not None for s in scores)
+        return cls(scores if judged else None, str(reported) if reported else None)
+
+
+@dataclass(frozen=True)
+class Recheck:
+    """One judge asked again about one answer."""
+
+    panel: str
+    judge: str
+    then: Said
+    now: Said
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One judge's verdicts then and now over the sample (one row of judge_drift.csv)."""
+
+    panel: str
+    judge: str
+    n: int
+    same_verdict_rate: float | None
+    mean_abs_diff: float | None
+    reported_model_before: str
+    reported_model_now: str
+    n_asked: int
+    failed_now: int
+
+    def row(self) -> dict[str, Any]:
+        return {column: getattr(self, column) for column in DRIFT_COLUMNS}
+
+
+def _models(said: Iterable[Said]) -> str:
+    """The reported model names, sorted and joined by ``+`` when the sample met several; blank when none was kept."""
+    return "+".join(sorted({s.reported_model for s in said if s.reported_model}))
+
+
+def drift(rechecks: Sequence[Recheck]) -> list[Drift]:
+    """One ``Drift`` per (panel, judge), in the order they first appear."""
+    by_judge: dict[tuple[str, str], list[Recheck]] = {}
+    for r in rechecks:
+        by_judge.setdefault((r.panel, r.judge), []).append(r)
+    rows = []
+    for (panel, judge), asked in by_judge.items():
+        both = [(r.then.scores, r.now.scores) for r in asked if r.then.scores is not None and r.now.scores is not None]
+        diffs = [abs(a - b) for then, now in both for a, b in zip(then, now, strict=True) if a is not None and b is not None]
+        rows.append(
+            Drift(
+                panel=panel,
+                judge=judge,
+                n=len(both),
+                same_verdict_rate=sum(then == now for then, now in both) / len(both) if both else None,
+                mean_abs_diff=sum(diffs) / len(diffs) if diffs else None,
+                reported_model_before=_models(r.then for r in asked),
+                reported_model_now=_models(r.now for r in asked),
+                n_asked=len(asked),
+                failed_now=sum(r.now.scores is None for r in asked),
+            )
+        )
+    return rows
+
+
+def drift_line(d: Drift) -> str:
+    """What the terminal says of one judge."""
+    head = f"{d.panel} / {d.judge}:"
+    failed = f", {d.failed_now} of {d.n_asked} failed now" if d.failed_now else ""
+    if d.same_verdict_rate is None:
+        return f"{head} no answer of the {d.n_asked} asked has a verdict both then and now{failed}"
+    same = round(d.same_verdict_rate * d.n)
+    diff = "n/a" if d.mean_abs_diff is None else f"{d.mean_abs_diff:.2f}"
+    models = ""
+    if d.reported_model_before != d.reported_model_now:
+        models = f"; reported model {d.reported_model_before or 'not recorded'} then, {d.reported_model_now or 'none'} now"
+    return f"{head} same verdict on {same}/{d.n} answers ({d.same_verdict_rate:.0%}), mean |difference| {diff}{failed}{models}"
+
+
+def compared(
+    panel: str, judges: Sequence[str], before: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]
+) -> list[Recheck]:
+    """Each judge on each answer, from the stored records (``before``) and the recheck's (``now``), answer by answer."""
+    return [
+        Recheck(panel, judge, Said.of(then.get(judge)), Said.of(again.get(judge)))
+        for then, again in zip(before, now, strict=True)
+        for judge in judges
+    ]

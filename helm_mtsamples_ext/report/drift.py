@@ -17,13 +17,11 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from helm_mtsamples_ext.record import FAILED, STATUS
+from helm_mtsamples_ext.record import FAILED, REPORTED_MODEL, STATUS, SYSTEM_FINGERPRINT
 from helm_mtsamples_ext.rubric import DIMENSIONS, normalise_score
 
 K = TypeVar("K", bound=Hashable)
 
-REPORTED_MODEL = "reported_model"
-"""The model name the judge's server reported, as the record keeps it (records before it lack the key)."""
 DRIFT_FILE = "judge_drift.csv"
 DRIFT_COLUMNS = (
     "panel",
@@ -33,6 +31,8 @@ DRIFT_COLUMNS = (
     "mean_abs_diff",
     "reported_model_before",
     "reported_model_now",
+    "system_fingerprint_before",
+    "system_fingerprint_now",
     "n_asked",
     "failed_now",
 )
@@ -49,20 +49,21 @@ def draw_sample(answers: Iterable[K], n: int, seed: int) -> list[K]:
 @dataclass(frozen=True)
 class Said:
     """One judge on one answer: its three scores (None for a dimension it left invalid), or None when it gave no
-    verdict; and the model its server reported (None in a record written before that was kept)."""
+    verdict; and the model and fingerprint its server reported (None when it sent none, and in a record written
+    before they were kept)."""
 
     scores: tuple[int | None, ...] | None
     reported_model: str | None = None
+    system_fingerprint: str | None = None
 
     @classmethod
     def of(cls, entry: object) -> Said:
         """From a judge entry of the record (its dict form, as scenario_state.json holds it)."""
         if not isinstance(entry, Mapping):
             return cls(None)
-        reported = entry.get(REPORTED_MODEL)
         scores = tuple(normalise_score(entry.get(dim)) for dim in DIMENSIONS)
         judged = entry.get(STATUS) != FAILED and any(s is not None for s in scores)
-        return cls(scores if judged else None, str(reported) if reported else None)
+        return cls(scores if judged else None, _text(entry.get(REPORTED_MODEL)), _text(entry.get(SYSTEM_FINGERPRINT)))
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,8 @@ class Drift:
     mean_abs_diff: float | None
     reported_model_before: str
     reported_model_now: str
+    system_fingerprint_before: str
+    system_fingerprint_now: str
     n_asked: int
     failed_now: int
 
@@ -93,9 +96,13 @@ class Drift:
         return {column: getattr(self, column) for column in DRIFT_COLUMNS}
 
 
-def _models(said: Iterable[Said]) -> str:
-    """The reported model names, sorted and joined by ``+`` when the sample met several; blank when none was kept."""
-    return "+".join(sorted({s.reported_model for s in said if s.reported_model}))
+def _text(value: object) -> str | None:
+    return str(value) if value else None
+
+
+def _distinct(values: Iterable[str | None]) -> str:
+    """What the servers reported over the sample, sorted and joined by ``+`` when several; blank when none was."""
+    return "+".join(sorted({v for v in values if v}))
 
 
 def drift(rechecks: Sequence[Recheck]) -> list[Drift]:
@@ -114,8 +121,10 @@ def drift(rechecks: Sequence[Recheck]) -> list[Drift]:
                 n=len(both),
                 same_verdict_rate=sum(then == now for then, now in both) / len(both) if both else None,
                 mean_abs_diff=sum(diffs) / len(diffs) if diffs else None,
-                reported_model_before=_models(r.then for r in asked),
-                reported_model_now=_models(r.now for r in asked),
+                reported_model_before=_distinct(r.then.reported_model for r in asked),
+                reported_model_now=_distinct(r.now.reported_model for r in asked),
+                system_fingerprint_before=_distinct(r.then.system_fingerprint for r in asked),
+                system_fingerprint_now=_distinct(r.now.system_fingerprint for r in asked),
                 n_asked=len(asked),
                 failed_now=sum(r.now.scores is None for r in asked),
             )

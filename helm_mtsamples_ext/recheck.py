@@ -28,7 +28,13 @@ from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
-from helm_mtsamples_ext.report.judged_answers import JudgedRun, SampleTooLarge, SuiteUnreadable, judged_runs, sample_runs
+from helm_mtsamples_ext.report.judged_answers import (
+    JudgedRun,
+    SampleTooLarge,
+    SuiteUnreadable,
+    judged_runs,
+    sample_runs,
+)
 from helm_mtsamples_ext.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.suite_name import suite_problem
 

@@ -39,7 +39,10 @@ def uncached_client(local_path: str) -> Iterator[AutoClient]:
     """HELM's AutoClient as helm-run builds it from ``local_path`` (prod_env: credentials.conf, its model
     deployments), but with HELM's cache that stores nothing, and files (if a client writes any) in a temporary
     directory: nothing of the run's is read or written."""
-    from helm.benchmark.config_registry import register_builtin_configs_from_helm_package, register_configs_from_directory
+    from helm.benchmark.config_registry import (
+        register_builtin_configs_from_helm_package,
+        register_configs_from_directory,
+    )
     from helm.common.general import get_credentials
 
     register_builtin_configs_from_helm_package()

@@ -113,7 +113,9 @@ def drift(rechecks: Sequence[Recheck]) -> list[Drift]:
     rows = []
     for (panel, judge), asked in by_judge.items():
         both = [(r.then.scores, r.now.scores) for r in asked if r.then.scores is not None and r.now.scores is not None]
-        diffs = [abs(a - b) for then, now in both for a, b in zip(then, now, strict=True) if a is not None and b is not None]
+        diffs = [
+            abs(a - b) for then, now in both for a, b in zip(then, now, strict=True) if a is not None and b is not None
+        ]
         rows.append(
             Drift(
                 panel=panel,
@@ -142,8 +144,10 @@ def drift_line(d: Drift) -> str:
     diff = "n/a" if d.mean_abs_diff is None else f"{d.mean_abs_diff:.2f}"
     models = ""
     if d.reported_model_before != d.reported_model_now:
-        models = f"; reported model {d.reported_model_before or 'not recorded'} then, {d.reported_model_now or 'none'} now"
-    return f"{head} same verdict on {same}/{d.n} answers ({d.same_verdict_rate:.0%}), mean |difference| {diff}{failed}{models}"
+        then, now = d.reported_model_before or "not recorded", d.reported_model_now or "not reported"
+        models = f"; reported model {then} then, {now} now"
+    rate = f"same verdict on {same}/{d.n} answers ({d.same_verdict_rate:.0%})"
+    return f"{head} {rate}, mean |difference| {diff}{failed}{models}"
 
 
 def compared(

@@ -31,7 +31,9 @@ NOW = {"accuracy": 2, "completeness": 4, "clarity": 5}
 
 def snapshot(root: Path) -> dict[str, str]:
     """Every file under ``root`` (the suite, HELM's cache, credentials), by its bytes' hash."""
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()
+    }
 
 
 def scores(out: Path) -> dict[tuple[str, str], dict[str, int]]:

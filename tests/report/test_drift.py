@@ -7,13 +7,12 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext.report.drift import Drift, Recheck, Said, compared, draw_sample, drift, drift_line
+from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 def entry(*scores: Any, status: str = "ok", model: str | None = None, fingerprint: str | None = None) -> dict:
     """A judge entry as scenario_state.json holds it."""
-    found: dict[str, Any] = {
-        dim: {"score": s, "explanation": ""} for dim, s in zip(("accuracy", "completeness", "clarity"), scores)
-    }
+    found: dict[str, Any] = {dim: {"score": s, "explanation": ""} for dim, s in zip(DIMENSIONS, scores, strict=True)}
     found["status"] = status
     if model:
         found["reported_model"] = model

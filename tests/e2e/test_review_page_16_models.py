@@ -89,7 +89,11 @@ def test_the_page_holds_3_mb_of_text_in_at_most_5_mb(page_path: Path) -> None:
     assert text > 2_500_000, f"the suite should hold about 3 MB of text, not {text:,} bytes"
     assert page_path.stat().st_size <= MAX_BYTES, f"{page_path.stat().st_size:,} bytes for {text:,} of text"
     data = page_data(html)
-    assert len(data.notes) == N_NOTES and len(data.answers) == N_MODELS * N_NOTES and len(data.rating) == N_MODELS * N_NOTES
+    assert (
+        len(data.notes) == N_NOTES
+        and len(data.answers) == N_MODELS * N_NOTES
+        and len(data.rating) == N_MODELS * N_NOTES
+    )
 
 
 def _last_answer(page_path: Path) -> str:

@@ -32,7 +32,9 @@ class PageData:
 def page_data(html: str) -> PageData:
     raw = raw_data(html)
     strings, fields = raw["strings"], raw["fields"]
-    notes = [{**{f: strings[v] for f, v in zip(fields["note"], row, strict=True)}, "answers": []} for row in raw["notes"]]
+    notes = [
+        {**{f: strings[v] for f, v in zip(fields["note"], row, strict=True)}, "answers": []} for row in raw["notes"]
+    ]
     answers = []
     for row in raw["answers"]:
         answer = {f: v if f in ANSWER_NUMBERS else strings[v] for f, v in zip(fields["answer"], row, strict=True)}

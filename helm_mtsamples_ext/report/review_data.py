@@ -10,7 +10,6 @@ so the page reads them by name). Pure: the report's instance table in, plain lis
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import groupby
@@ -90,7 +89,7 @@ class Strings:
         self._at: dict[str, int] = {}
 
     def __call__(self, text: object) -> int:
-        key = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
+        key = "" if _missing(text) else str(text)
         at = self._at.get(key)
         if at is None:
             at = self._at[key] = len(self.table)
@@ -104,7 +103,8 @@ class Strings:
 
 
 def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, NaN or pandas' NA: a score or reward that does not exist (a text is never missing)."""
+    return not isinstance(value, str) and bool(pd.isna(value))
 
 
 def _number(value: object) -> float | None:

@@ -89,7 +89,7 @@ class Strings:
         self._at: dict[str, int] = {}
 
     def __call__(self, text: object) -> int:
-        key = "" if _missing(text) else str(text)
+        key = text if isinstance(text, str) else "" if _missing(text) else str(text)
         at = self._at.get(key)
         if at is None:
             at = self._at[key] = len(self.table)

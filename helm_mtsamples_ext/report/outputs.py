@@ -15,6 +15,7 @@ from helm.common.hierarchical_logger import hlog
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.figure import write_figure
+from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
 from helm_mtsamples_ext.report.review import write_review
@@ -25,7 +26,7 @@ FIGURE_NAME = "leaderboard.png"
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
-    "tokens_in", "tokens_out",
+    "tokens_in", "tokens_out", "reported_model", "system_fingerprint",
 ]  # fmt: skip
 
 
@@ -38,7 +39,7 @@ def write_report(
     sample: RatingRound = EVERY_ANSWER,
 ) -> None:
     """Every file of the report directory ``out`` (created if missing); judge_audit.csv only for a suite with
-    control runs, judge_human_agreement.csv only with clinicians' ratings."""
+    control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always."""
     out.mkdir(parents=True, exist_ok=True)
     instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
     instances.to_csv(out / "instances.csv", index=False)
@@ -51,6 +52,8 @@ def write_report(
     audit = tables["judge_audit"]
     if not audit.empty:  # only a suite with control runs has an audit
         audit.to_csv(out / "judge_audit.csv", index=False)
+    versions = judge_versions(tables["instances"])
+    versions.to_csv(out / "judge_versions.csv", index=False)
     if "judge_human_agreement" in tables:
         tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
@@ -62,7 +65,7 @@ def write_report(
         problems,
         settings_text,
         audit,
-        audit_lines(tables),
+        audit_lines(tables) + version_warnings(versions),
         cost_markdown(tables["leaderboard"]),
     )
     (out / "report.md").write_text(report, encoding="utf-8")

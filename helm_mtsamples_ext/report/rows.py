@@ -61,6 +61,8 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
                 "empty_answer": note.empty_answer,
                 **_tokens(entry, note.empty_answer),
                 "judge_model": entry.model_deployment if entry is not None else None,
+                "reported_model": entry.reported_model if entry is not None else None,
+                "system_fingerprint": entry.system_fingerprint if entry is not None else None,
             }
         )
     return rows

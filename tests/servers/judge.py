@@ -62,6 +62,10 @@ frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms)
 still served, as llama-cpp-python's server does), ``owned_by="me"`` (``GET /v1/models`` as llama-cpp-python's
 server writes it: ``owned_by: "me"``, ``permissions: []``) and ``props_slots=N`` (``GET /props`` answers
 ``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404).
+
+What the server says it ran: each completion's ``model`` is ``reported_model`` when set, else the model asked
+for, and it carries ``system_fingerprint`` when set (OpenAI's, absent from most local servers). Both are plain
+attributes a test may change between runs, as a hosted judge changes behind its name.
 """
 
 from __future__ import annotations
@@ -231,6 +235,8 @@ class JudgeServer:
         one_at_a_time: float = 0.0,
         owned_by: str = "loopback",
         props_slots: int | None = None,
+        reported_model: str | None = None,
+        system_fingerprint: str | None = None,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -249,6 +255,8 @@ class JudgeServer:
         self.one_at_a_time = one_at_a_time
         self.owned_by = owned_by
         self.props_slots = props_slots
+        self.reported_model = reported_model
+        self.system_fingerprint = system_fingerprint
         self.served_at_once = 0  # calls being served (past the one-at-a-time queue) right now
         self.max_served_at_once = 0
         self._serving = False
@@ -349,7 +357,8 @@ class JudgeServer:
             "id": f"chatcmpl-{self.count()}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": record.model,
+            "model": self.reported_model or record.model,
+            **({"system_fingerprint": self.system_fingerprint} if self.system_fingerprint else {}),
             "choices": [
                 {
                     "index": 0,

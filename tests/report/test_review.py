@@ -118,6 +118,12 @@ def test_script_json_reads_back_and_holds_no_markup(text: str) -> None:
     assert json.loads(escaped) == {"t": [text]}
 
 
+@pytest.mark.parametrize("sink", ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "srcdoc"])
+def test_the_pages_script_never_writes_markup(page_html: str, sink: str) -> None:
+    """Texts reach the page through textContent only: no script line hands a string to the HTML parser."""
+    assert sink not in page_html
+
+
 def test_page_refers_to_no_url(page_html: str) -> None:
     """Self-contained: no stylesheet, script, font or image from anywhere (the page must work offline)."""
     assert not re.search(r"https?://|\bsrc=\"|\bhref=\"", page_html)

@@ -156,3 +156,8 @@ class RunEntryArgs:
     def metric_args(self) -> dict[str, Any]:
         """The metric's arguments but the judge names: max_unjudged, when off its default."""
         return self._off_default(("max_unjudged",))
+
+
+RECHECK_CALLS_WITHOUT_YES = 100
+"""``python -m helm_mtsamples_ext.recheck`` makes at most this many live judge calls unless given ``--yes``: they are
+paid, and, bypassing HELM's cache, paid again by every recheck."""

@@ -22,9 +22,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from helm_mtsamples_ext.masking import machine_keys, mask_table
-from helm_mtsamples_ext.report.cost import PricesError, load_prices, unpriced
+from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
+from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import RatingRound
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.report.render import terminal_leaderboard
@@ -92,30 +95,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PricesError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    data = load_suite(suite_dir)
-    data.instances = mask_table(data.instances, machine_keys())  # keys recorded by older releases stay off the page
-    for problem in data.problems:
-        print(f"warning: run skipped, {problem}", file=sys.stderr)
-    if data.instances.empty:
-        print(f"error: no readable mtsamples_procedures run in {suite_dir}", file=sys.stderr)
+    with ReportProgress() as progress:
+        done = _report(args, suite_dir, prices, progress)
+    if done is None:
         return 1
-    settings = BootstrapSettings(n_resamples=args.bootstrap, seed=args.seed)
-    try:
-        ratings = suite_ratings(args.ratings, data.instances, args.suite) if args.ratings else None
-    except RatingsError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    tables = build_tables(data.instances, settings, ratings, prices)
-    for judge in unpriced(data.instances, prices) if prices else []:
-        print(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing", file=sys.stderr)
-    out = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
-    settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
-    sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
-    write_report(tables, out, args.suite, data.problems, settings_text, sample)
+    tables, out = done
     print(terminal_leaderboard(tables["leaderboard"]))
     print("\n" + "\n".join(audit_lines(tables)))
     print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
     return 0
+
+
+def _report(
+    args: argparse.Namespace, suite_dir: Path, prices: Prices | None, progress: ReportProgress
+) -> tuple[dict[str, pd.DataFrame], Path] | None:
+    """Read the suite, build the tables and write the report directory; None after saying why on stderr.
+    The bar (progress.py) is cleared before the leaderboard is printed."""
+    progress.step("reading the suite")
+    data = load_suite(suite_dir)
+    data.instances = mask_table(data.instances, machine_keys())  # keys recorded by older releases stay off the page
+    for problem in data.problems:
+        progress.say(f"warning: run skipped, {problem}")
+    if data.instances.empty:
+        progress.say(f"error: no readable mtsamples_procedures run in {suite_dir}")
+        return None
+    settings = BootstrapSettings(n_resamples=args.bootstrap, seed=args.seed)
+    try:
+        ratings = suite_ratings(args.ratings, data.instances, args.suite) if args.ratings else None
+    except RatingsError as error:
+        progress.say(f"error: {error}")
+        return None
+    progress.step("tables")
+    tables = build_tables(data.instances, settings, ratings, prices)
+    for judge in unpriced(data.instances, prices) if prices else []:
+        progress.say(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing")
+    out: Path = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
+    settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
+    sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
+    write_report(tables, out, args.suite, data.problems, settings_text, sample, progress)
+    return tables, out
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ with the ratio. The goal line is the issue's: the 64-model report within 2.5x th
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -26,14 +27,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from helm_mtsamples_ext import data  # noqa: E402
-from tests.report.suites import Note, Run, ok, write_run  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
@@ -59,15 +59,19 @@ def _words(rng: random.Random, text: str, n: int) -> str:
     return " ".join(rng.choices(vocabulary, k=n)).capitalize() + "."
 
 
-def _record(rng: random.Random, scores: tuple[int, int, int], note: str) -> dict[str, object]:
-    record = ok(*scores)
+def _record(rng: random.Random, scores: tuple[int, ...], note: str) -> dict[str, object]:
+    from tests.report.suites import ok
+
+    record = ok(scores[0], scores[1], scores[2])
     for dim in ("accuracy", "completeness", "clarity"):
-        record[dim]["explanation"] = _words(rng, note, 30)  # type: ignore[index]
+        record[dim]["explanation"] = _words(rng, note, 30)
     return record
 
 
 def build_suite(output: Path, n_models: int, suite: str) -> Path:
     """`<output>/runs/<suite>`: the base run copied under ``n_models`` names, scores moved per model (seeded)."""
+    from tests.report.suites import Note, Run, write_run  # here: the measured child process never imports HELM's runner
+
     texts = _note_texts()
     notes = [Note(name, "Surgery", "PLAN", body=text) for name, text in texts]
     base = random.Random(0)
@@ -92,9 +96,10 @@ class Measured:
     seconds: float
     peak_rss_mib: float
     returncode: int
+    steps: dict[str, float] = field(default_factory=dict)
 
 
-def measure(command: list[str], env: dict[str, str]) -> Measured:
+def measure(command: list[str], env: dict[str, str], steps_file: Path | None = None) -> Measured:
     """Wall time and peak RSS of one command, in a process of its own (os.wait4 gives that child's rusage)."""
     start = time.perf_counter()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -103,7 +108,30 @@ def measure(command: list[str], env: dict[str, str]) -> Measured:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0 and proc.stderr is not None:
         print(proc.stderr.read().decode(errors="replace")[-2000:], file=sys.stderr)
-    return Measured(seconds, usage.ru_maxrss / 1024, proc.returncode)
+    steps = json.loads(steps_file.read_text()) if steps_file and steps_file.is_file() else {}
+    return Measured(seconds, usage.ru_maxrss / 1024, proc.returncode, steps)
+
+
+def report_child(steps_file: str, argv: list[str]) -> int:
+    """The measured process: `helm-mtsamples-report` itself, with the time of each of its steps (progress.py's,
+    announced by the command as it runs) written to ``steps_file``; start-up is the time before the first."""
+    from helm_mtsamples_ext.report import progress
+    from helm_mtsamples_ext.report.cli import main as report_main
+
+    began, marks = time.perf_counter(), []
+    step = progress.ReportProgress.step
+
+    def timed_step(self: progress.ReportProgress, name: str) -> None:
+        marks.append((name, time.perf_counter()))
+        step(self, name)
+
+    progress.ReportProgress.step = timed_step  # type: ignore[method-assign]
+    code = report_main(argv)
+    ends = [t for _, t in marks[1:]] + [time.perf_counter()]
+    steps = {"start-up": marks[0][1] - began if marks else 0.0}
+    steps |= {name: end - start for (name, start), end in zip(marks, ends, strict=True)}
+    Path(steps_file).write_text(json.dumps(steps))
+    return code
 
 
 def chromium_load(html: Path) -> float | None:
@@ -126,6 +154,8 @@ def chromium_load(html: Path) -> float | None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        sys.exit(report_child(sys.argv[2], sys.argv[3:]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, nargs="+", default=[1, 16, 64], help="suite sizes (default 1 16 64)")
     parser.add_argument("--bootstrap", type=int, default=2000, help="the report's --bootstrap (default 2000)")
@@ -149,10 +179,12 @@ def main() -> None:
                 build_suite(scratch, n, suite)
             print(f"{n} model(s): suite built in {time.perf_counter() - built:.1f} s", file=sys.stderr)
             out = scratch / "mtsamples_report" / suite
+            steps_file = scratch / f"steps{n}.json"
             report = measure(
-                [sys.executable, "-m", "helm_mtsamples_ext.report", "--suite", suite, "-o", str(scratch),
+                [sys.executable, __file__, "--child", str(steps_file), "--suite", suite, "-o", str(scratch),
                  "--out", str(out), "--bootstrap", str(args.bootstrap)],
                 env,
+                steps_file,
             )  # fmt: skip
             schema = subprocess.run(
                 [sys.executable, "-m", "helm_mtsamples_ext.schema", "--suite", suite, "-o", str(scratch)],
@@ -187,8 +219,17 @@ def main() -> None:
             f"{load_text:>15}  {summarize.seconds:>16.1f}  {ratio:>5.2f}{failed}"
         )
     print("ratio: the report's time / helm-summarize's on the same suite")
+    print("\nseconds per step of the report (progress.py's steps; start-up is Python and the imports):")
+    names = list(dict.fromkeys(name for row in rows for name in row[1].steps))
+    print("models  " + "  ".join(f"{name:>17}" for name in names))
+    for n, report, *_ in rows:
+        print(f"{n:>6}  " + "  ".join(f"{report.steps.get(name, float('nan')):>17.2f}" for name in names))
     if 16 in seconds and 64 in seconds:
-        print(f"64 models / 16 models: {seconds[64] / seconds[16]:.2f}x the time (goal <= 2.5x)")
+        print(f"\n64 models / 16 models: {seconds[64] / seconds[16]:.2f}x the time (goal <= 2.5x)")
+        steps = {n: row[1].steps for row in rows for n in (row[0],) if n in (16, 64)}
+        if all("review page" in steps[n] for n in (16, 64)):
+            rest = {n: seconds[n] - steps[n]["review page"] for n in (16, 64)}
+            print(f"without the review page: {rest[16]:.1f} s and {rest[64]:.1f} s, {rest[64] / rest[16]:.2f}x")
 
 
 if __name__ == "__main__":

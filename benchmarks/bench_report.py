@@ -109,16 +109,19 @@ def measure(command: list[str], env: dict[str, str], steps_file: Path | None = N
     if proc.returncode != 0 and proc.stderr is not None:
         print(proc.stderr.read().decode(errors="replace")[-2000:], file=sys.stderr)
     steps = json.loads(steps_file.read_text()) if steps_file and steps_file.is_file() else {}
+    if steps:
+        steps = {"start-up and the rest": seconds - sum(steps.values()), **steps}
     return Measured(seconds, usage.ru_maxrss / 1024, proc.returncode, steps)
 
 
 def report_child(steps_file: str, argv: list[str]) -> int:
     """The measured process: `helm-mtsamples-report` itself, with the time of each of its steps (progress.py's,
-    announced by the command as it runs) written to ``steps_file``; start-up is the time before the first."""
+    announced by the command as it runs) written to ``steps_file``. The parent adds "start-up and the rest": the
+    wall time not in a step (Python, the imports, the arguments, the leaderboard printed at the end)."""
     from helm_mtsamples_ext.report import progress
     from helm_mtsamples_ext.report.cli import main as report_main
 
-    began, marks = time.perf_counter(), []
+    marks: list[tuple[str, float]] = []
     step = progress.ReportProgress.step
 
     def timed_step(self: progress.ReportProgress, name: str) -> None:
@@ -128,8 +131,7 @@ def report_child(steps_file: str, argv: list[str]) -> int:
     progress.ReportProgress.step = timed_step  # type: ignore[method-assign]
     code = report_main(argv)
     ends = [t for _, t in marks[1:]] + [time.perf_counter()]
-    steps = {"start-up": marks[0][1] - began if marks else 0.0}
-    steps |= {name: end - start for (name, start), end in zip(marks, ends, strict=True)}
+    steps = {name: end - start for (name, start), end in zip(marks, ends, strict=True)}
     Path(steps_file).write_text(json.dumps(steps))
     return code
 
@@ -219,7 +221,7 @@ def main() -> None:
             f"{load_text:>15}  {summarize.seconds:>16.1f}  {ratio:>5.2f}{failed}"
         )
     print("ratio: the report's time / helm-summarize's on the same suite")
-    print("\nseconds per step of the report (progress.py's steps; start-up is Python and the imports):")
+    print("\nseconds per step of the report (progress.py's steps; start-up: Python, imports, printing):")
     names = list(dict.fromkeys(name for row in rows for name in row[1].steps))
     print("models  " + "  ".join(f"{name:>17}" for name in names))
     for n, report, *_ in rows:

@@ -13,6 +13,7 @@ judge that cannot be used at all (no deployment, no key, a refused key) fails th
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from helm.benchmark.annotation.annotator import Annotator
 from helm.clients.auto_client import AutoClient
 from tqdm import tqdm
 
+from helm_mtsamples_ext.families import creator_of
 from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
@@ -122,7 +124,9 @@ class JudgeAnnotator(Annotator):
         calls = partial(self._calls, states, failures or {})
         judged = self._fanout.run(range(len(states)), calls, ticker(bar, self._caller.gates))
         for i, outcomes in judged:
-            records[i] = note_record(str(states[i].instance.id), self._judges, outcomes, self._scrub).to_dict()
+            record = note_record(str(states[i].instance.id), self._judges, outcomes, self._scrub)
+            # The model under test's maker, for self-preference: HELM's registry (prod_env/ too) is loaded only now.
+            records[i] = replace(record, model_family=creator_of(states[i].request.model)).to_dict()
             if bar is not None:
                 bar.update(1)
         return records

@@ -38,4 +38,5 @@ MODULE_COMMANDS = (
     "helm_mtsamples_ext.models",
     "helm_mtsamples_ext.custom_manifest",
     "helm_mtsamples_ext.report",
+    "helm_mtsamples_ext.recheck",
 )

@@ -25,13 +25,15 @@ class JudgeSpec:
 
     ``model_deployment`` is a HELM deployment for hosted judges, None for a ``base_url`` endpoint (the
     annotator registers one); ``endpoint_index`` is the 1-based position of ``base_url`` in
-    ``judge_base_url``: the ``n`` of ``JUDGE_API_KEY_<n>``."""
+    ``judge_base_url``: the ``n`` of ``JUDGE_API_KEY_<n>``. ``family`` is its maker (families.py), stored only
+    when known, so a run_spec.json of an earlier release reads as "family unknown"."""
 
     name: str
     model: str
     model_deployment: str | None
     base_url: str | None = None
     endpoint_index: int | None = None
+    family: str | None = None
 
     def as_arg(self) -> dict[str, Any]:
         arg: dict[str, Any] = {
@@ -42,6 +44,8 @@ class JudgeSpec:
         }
         if self.endpoint_index is not None:
             arg["endpoint_index"] = self.endpoint_index
+        if self.family is not None:
+            arg["family"] = self.family
         return arg
 
     @classmethod
@@ -54,6 +58,7 @@ class JudgeSpec:
             model_deployment=str(deployment) if deployment else None,
             base_url=str(arg["base_url"]) if arg.get("base_url") else None,
             endpoint_index=int(index) if index is not None else None,
+            family=str(arg["family"]) if arg.get("family") else None,
         )
 
 
@@ -96,3 +101,14 @@ def panel_of(run_spec: Mapping[str, Any]) -> list[str] | None:
         if isinstance(args.get("annotator_models"), Mapping):
             return list(args["annotator_models"])
     return None
+
+
+def judge_families(run_spec: Mapping[str, Any]) -> dict[str, str | None]:
+    """{judge name: family} of a run's panel, from its run_spec.json (None where the run stored none: an
+    earlier release's run, an endpoint judge without ``judge_family``, HELM's built-in jury)."""
+    for spec in run_spec.get("annotators") or []:
+        judges = (spec.get("args") or {}).get("judges")
+        if judges:
+            found = [JudgeSpec.from_arg(j) for j in judges if isinstance(j, Mapping)]
+            return {judge.name: judge.family for judge in found}
+    return {}

@@ -3,12 +3,12 @@
 The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario_state.json; the metric
 (through ``scoring.score_note``), the report and the review page read it. Its dict form is therefore a
 file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
-earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, a
-failure only listed in ``failed_judges``) and hand-edited ones (a judge entry that is not a mapping is
-taken as no entry).
+earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, no
+``reported_model``/``system_fingerprint``, a failure only listed in ``failed_judges``, no ``model_family``) and
+hand-edited ones (a judge entry that is not a mapping is taken as no entry).
 
     {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
-     "failed_judges": ["<judge>", ...]}          # or, for an empty answer:
+     "failed_judges": ["<judge>", ...], "model_family": "OpenAI"}   # or, for an empty answer:
     {"failed_judges": [], "answer": "empty"}
 """
 
@@ -25,7 +25,9 @@ ANNOTATION_KEY = names.ANNOTATION_KEY
 FAILED_JUDGES = "failed_judges"
 ANSWER = "answer"
 EMPTY = "empty"
-RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER})
+MODEL_FAMILY = "model_family"
+"""The model under test's maker (families.py), resolved while the run had HELM's registry: absent when unknown."""
+RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY})
 """Record keys that are not judge names (a judge may not be named so)."""
 
 STATUS, OK, FAILED = "status", "ok", "failed"
@@ -40,6 +42,9 @@ FAILURE, INVALID, RAW_REPLY, TOKENS, STRUCTURED, MODEL_DEPLOYMENT = (
 )
 TOKENS_IN, TOKENS_OUT = "tokens_in", "tokens_out"
 """The judge's input (prompt) and output (completion) tokens over the note's calls, as the server reported."""
+REPORTED_MODEL, SYSTEM_FINGERPRINT = "reported_model", "system_fingerprint"
+"""The model the judge's server said it ran for the verdict, and its ``system_fingerprint`` (judges/served_model.py);
+absent when the server sent none, and in records written before they were kept."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class JudgeEntry:
     model_deployment: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    reported_model: str | None = None
+    system_fingerprint: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -76,6 +83,8 @@ class JudgeEntry:
             TOKENS_IN: self.tokens_in,
             TOKENS_OUT: self.tokens_out,
             STRUCTURED: self.structured,
+            REPORTED_MODEL: self.reported_model,
+            SYSTEM_FINGERPRINT: self.system_fingerprint,
         }
         entry.update({key: value for key, value in optional.items() if value is not None})
         entry[MODEL_DEPLOYMENT] = self.model_deployment
@@ -103,6 +112,8 @@ class JudgeEntry:
             model_deployment=_text(entry.get(MODEL_DEPLOYMENT)),
             tokens_in=_count(entry.get(TOKENS_IN)),
             tokens_out=_count(entry.get(TOKENS_OUT)),
+            reported_model=_text(entry.get(REPORTED_MODEL)),
+            system_fingerprint=_text(entry.get(SYSTEM_FINGERPRINT)),
         )
 
 
@@ -121,6 +132,7 @@ class NoteRecord:
     judges: dict[str, JudgeEntry] = field(default_factory=dict)
     failed_judges: tuple[str, ...] = ()
     empty_answer: bool = False
+    model_family: str | None = None
 
     @classmethod
     def empty(cls) -> NoteRecord:
@@ -143,6 +155,8 @@ class NoteRecord:
             return {FAILED_JUDGES: [], ANSWER: EMPTY}
         record: dict[str, Any] = {name: entry.to_dict() for name, entry in self.judges.items()}
         record[FAILED_JUDGES] = list(self.failed_judges)
+        if self.model_family is not None:
+            record[MODEL_FAMILY] = self.model_family
         return record
 
     @classmethod
@@ -159,4 +173,5 @@ class NoteRecord:
             for name, value in record.items()
             if name not in RESERVED_KEYS and isinstance(value, Mapping)
         }
-        return cls(judges=judges, failed_judges=failed)
+        family = record.get(MODEL_FAMILY)
+        return cls(judges=judges, failed_judges=failed, model_family=family if isinstance(family, str) else None)

@@ -35,7 +35,7 @@ def _arg_text(value: Any) -> str:
 
 
 SECONDS = "a positive number of seconds"
-NOT_IN_NAME = ("judge_batch", "judge_batch_fallback")
+NOT_IN_NAME = ("judge_batch", "judge_batch_fallback", "judge_family")
 ANNOTATOR_ALWAYS = ("judge_prompt", "use_think", "judge_timeout")
 """The annotator arguments every run_spec.json has carried since the first release."""
 ANNOTATOR_IF_SET = (
@@ -82,6 +82,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "judges": lambda v: v,
     "jury_config_path": lambda v: v or None,
     "judge_base_url": lambda v: v or None,
+    "judge_family": lambda v: str(v or "").strip() or None,
     "use_think": lambda v: parse_bool(v, "use_think"),
     "judge_prompt": lambda v: _choice(v, "judge_prompt", PROMPT_STYLES),
     "judge_timeout": lambda v: _number(v, "judge_timeout", SECONDS),
@@ -109,6 +110,7 @@ class RunEntryArgs:
     judges: str | None = None
     jury_config_path: str | None = None
     judge_base_url: str | None = None
+    judge_family: str | None = None
     use_think: bool = False
     judge_prompt: str = "ours"
     judge_timeout: float = 120.0
@@ -134,7 +136,8 @@ class RunEntryArgs:
 
     def non_default(self) -> dict[str, str]:
         """What names the run: every argument off its default, but how judging is paid (judge_batch and
-        judge_batch_fallback), which changes no result: a batch-judged run and a direct one are the same run."""
+        judge_batch_fallback) and the judges' declared families (judge_family), which change no result: a
+        batch-judged run and a direct one are the same run, and a family declared later keeps the run's cache."""
         default = RunEntryArgs()
         return {
             f.name: _arg_text(getattr(self, f.name))
@@ -153,3 +156,8 @@ class RunEntryArgs:
     def metric_args(self) -> dict[str, Any]:
         """The metric's arguments but the judge names: max_unjudged, when off its default."""
         return self._off_default(("max_unjudged",))
+
+
+RECHECK_CALLS_WITHOUT_YES = 100
+"""``python -m helm_mtsamples_ext.recheck`` makes at most this many live judge calls unless given ``--yes``: they are
+paid, and, bypassing HELM's cache, paid again by every recheck."""

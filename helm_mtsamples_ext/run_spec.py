@@ -24,6 +24,7 @@ from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_sp
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.families import creator_of, declared_families
 from helm_mtsamples_ext.helm_compat import find_model_deployment
 from helm_mtsamples_ext.model_check import building_command, check_model_under_test
 from helm_mtsamples_ext.panel import JudgeSpec
@@ -100,8 +101,13 @@ def _model_of(deployment: str) -> str:
     return (found.model_name if found else None) or deployment
 
 
-def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_url: str | None) -> list[JudgeSpec]:
-    """The panel, named uniquely; served models get their HELM deployment from the annotator when it loads."""
+def resolve_judges(
+    judges: str | None, jury_config_path: str | None, judge_base_url: str | None, judge_family: str | None = None
+) -> list[JudgeSpec]:
+    """The panel, named uniquely; served models get their HELM deployment from the annotator when it loads.
+
+    Each judge's family is the one ``judge_family`` declares, else, for a hosted judge, its model's creator in
+    HELM's metadata (helm-run has registered the suite's prod_env/ by now), else unknown (families.py)."""
     if judges is not None and jury_config_path:
         raise ValueError("give either judges= or jury_config_path=, not both")
     if jury_config_path and judge_base_url:
@@ -134,10 +140,16 @@ def resolve_judges(judges: str | None, jury_config_path: str | None, judge_base_
     for name in names:
         if name in RESERVED_KEYS:  # the annotator's record keys beside the judge names
             raise ValueError(f"a judge may not be named {name!r}")
+    declared = declared_families(judge_family, len(panel))
     return [
-        JudgeSpec(n, j.model, j.model_deployment, j.base_url, j.endpoint_index)
-        for n, j in zip(names, panel, strict=True)
+        JudgeSpec(n, j.model, j.model_deployment, j.base_url, j.endpoint_index, family or _creator(j))
+        for n, j, family in zip(names, panel, declared, strict=True)
     ]
+
+
+def _creator(judge: JudgeSpec) -> str | None:
+    """A hosted judge's maker from HELM's metadata; an endpoint judge's metadata names only its host."""
+    return creator_of(judge.model) if judge.model_deployment else None
 
 
 def _name_value(value: str) -> str:
@@ -160,10 +172,10 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
     """MTSamples Procedures with our scenario, judge panel and reward metric (replaces HELM's built-in).
 
     Arguments (all optional; see RunEntryArgs and the README): extraction, judges, jury_config_path,
-    judge_base_url, use_think, judge_prompt, judge_timeout, judge_structured, judge_max_wait,
+    judge_base_url, judge_family, use_think, judge_prompt, judge_timeout, judge_structured, judge_max_wait,
     judge_max_concurrency, judge_rpm, max_unjudged, judge_batch, judge_batch_fallback."""
     args = RunEntryArgs.parse(**raw_args)
-    panel = resolve_judges(args.judges, args.jury_config_path, args.judge_base_url)
+    panel = resolve_judges(args.judges, args.jury_config_path, args.judge_base_url, args.judge_family)
     think = args.use_think
     adapter_spec: AdapterSpec = get_generation_adapter_spec(
         instructions=INSTRUCTIONS + (THINK_INSTRUCTIONS if think else ""),

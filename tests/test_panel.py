@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from helm_mtsamples_ext import panel
-from helm_mtsamples_ext.panel import OUR_ANNOTATOR, JudgeSpec, JudgeTarget, panel_from_args, panel_of
+from helm_mtsamples_ext.panel import (
+    OUR_ANNOTATOR,
+    JudgeSpec,
+    JudgeTarget,
+    judge_families,
+    panel_from_args,
+    panel_of,
+)
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 
 
@@ -60,3 +67,17 @@ def test_a_judges_identity_lives_with_the_panel_which_imports_no_judge_call_code
 def test_a_panel_a_record_cannot_hold_is_refused(judges: list[dict[str, str]]) -> None:
     with pytest.raises(ValueError, match="panel is empty|must be unique"):
         panel_from_args(judges)
+
+
+def test_a_judges_family_is_stored_only_when_known_and_read_back_per_judge() -> None:
+    """A run_spec.json of an earlier release (no family) reads as unknown families, and says so."""
+    known = JudgeSpec("qwen", "qwen", None, "http://127.0.0.1:8000/v1", 1, family="Alibaba")
+    assert JudgeSpec.from_arg(known.as_arg()) == known
+    assert "family" not in JudgeSpec("m", "x/m", "x/m").as_arg()
+    for declared, found in (("Meta+Alibaba", {"a": "Meta", "b": "Alibaba"}), ("", {"a": None, "b": None})):
+        spec = get_mtsamples_procedures_spec(
+            judges="a+b", judge_base_url="http://127.0.0.1:1/v1", judge_family=declared
+        )
+        run_spec = {"annotators": [{"class_name": OUR_ANNOTATOR, "args": spec.annotators[0].args}]}
+        assert judge_families(run_spec) == found
+    assert judge_families({"annotators": []}) == {}

@@ -19,6 +19,8 @@ OK_ENTRY: dict[str, Any] = {
     "tokens_in": 700,
     "tokens_out": 112,
     "structured": "json_schema",
+    "reported_model": "gpt-4o-mini-2024-07-18",
+    "system_fingerprint": "fp_0ba0d124f1",
     "model_deployment": "openai/gpt-4o-mini",
 }
 FAILED_ENTRY: dict[str, Any] = {
@@ -39,6 +41,18 @@ def test_a_record_reads_and_writes_back_byte_for_byte(record: dict[str, Any]) ->
     assert parsed.to_dict() == record
     assert list(parsed.to_dict()) == list(record)
     assert list(parsed.to_dict().get("gpt", {})) == list(record.get("gpt", {}))
+
+
+def test_a_record_from_before_the_served_model_was_kept_reads_and_writes_without_it() -> None:
+    """Records written before ``reported_model``/``system_fingerprint`` load with None and are written back
+    unchanged (no new keys); a server that sent only its model leaves no fingerprint key."""
+    old = {key: value for key, value in OK_ENTRY.items() if key not in ("reported_model", "system_fingerprint")}
+    entry = JudgeEntry.from_dict(old)
+    assert (entry.reported_model, entry.system_fingerprint) == (None, None)
+    assert entry.to_dict() == old
+    only_model = JudgeEntry.from_dict({**old, "reported_model": "llama-3.3-70b"})
+    assert only_model.to_dict()["reported_model"] == "llama-3.3-70b"
+    assert "system_fingerprint" not in only_model.to_dict()
 
 
 def test_an_empty_answer_is_its_own_record() -> None:
@@ -90,6 +104,15 @@ def test_a_flat_score_and_odd_fields_are_read_without_guessing() -> None:
 
 
 def test_reserved_keys_are_the_record_keys_that_are_not_judges() -> None:
-    assert RESERVED_KEYS == {"failed_judges", "answer"}
+    assert RESERVED_KEYS == {"failed_judges", "answer", "model_family"}
     parsed = NoteRecord.from_dict(RECORD)
     assert parsed is not None and list(parsed.judges) == ["gpt", "llama"]
+
+
+def test_the_model_under_tests_family_is_kept_and_an_earlier_record_has_none() -> None:
+    """Self-preference needs the answer's family, resolved while the run had HELM's registry."""
+    parsed = NoteRecord.from_dict({**RECORD, "model_family": "OpenAI"})
+    assert parsed is not None and parsed.model_family == "OpenAI" and list(parsed.judges) == ["gpt", "llama"]
+    assert parsed.to_dict()["model_family"] == "OpenAI"
+    earlier = NoteRecord.from_dict(RECORD)
+    assert earlier is not None and earlier.model_family is None and "model_family" not in earlier.to_dict()

@@ -184,6 +184,7 @@ def test_duplicate_judges_get_distinct_names() -> None:
         ({"judge_timout": "5"}, "unknown argument"),
         ({"judge_batch": "yes please"}, "judge_batch must be true or false"),
         ({"judge_batch_fallback": "maybe"}, "judge_batch_fallback must be true or false"),
+        ({"judges": "a+b", "judge_base_url": "http://h/v1", "judge_family": "Meta+"}, "a family per judge"),
     ],
 )
 def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
@@ -256,3 +257,25 @@ def test_an_unknown_argument_names_the_closest_known_one(args: dict[str, str], l
     """A typo gets the argument it most likely meant; a name like none of them gets the list alone."""
     with pytest.raises(ValueError, match=line):
         get_mtsamples_procedures_spec(**args)  # type: ignore[arg-type]
+
+
+def test_a_hosted_judges_family_is_its_creator_and_judge_family_declares_one_without_renaming_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The family comes from HELM's metadata as helm-run loaded it (prod_env/ included); an endpoint judge's
+    registered metadata names only its host, so it has the family judge_family declares, or none. Declaring one
+    later changes no result, so the run keeps its name (and its cache)."""
+    from helm.benchmark.model_metadata_registry import get_unknown_model_metadata
+
+    from helm_mtsamples_ext import families
+
+    meta = replace(get_unknown_model_metadata("meta/llama-3.3-70b"), creator_organization_name="Meta")
+    monkeypatch.setattr(families, "MODEL_NAME_TO_MODEL_METADATA", {meta.name: meta})
+    (hosted,) = resolve_judges("meta/llama-3.3-70b", None, None)
+    assert hosted.family == "Meta"
+    assert resolve_judges("meta/llama-3.3-70b", None, None, "Acme")[0].family == "Acme"
+    assert resolve_judges("meta/llama-3.3-70b", None, "http://127.0.0.1:1/v1")[0].family is None
+    url = "http://127.0.0.1:1/v1"
+    declared = get_mtsamples_procedures_spec(judges="q+l", judge_base_url=url, judge_family="Alibaba+Meta")
+    assert [j["family"] for j in declared.annotators[0].args["judges"]] == ["Alibaba", "Meta"]  # type: ignore[index]
+    assert declared.name == get_mtsamples_procedures_spec(judges="q+l", judge_base_url=url).name

@@ -2,7 +2,9 @@
 
 HELM's clients turn an SDK exception into an error string and drop the response's headers and ``usage``;
 the tap (``install_tap``) stands in for a client's HELM cache to see both (the 429's Retry-After, the
-tokens spent), for classify.py to name each exchange. Being the gate, it decides what is stored there:
+tokens spent), for classify.py to name each exchange, and what the server said it ran (``model``,
+``system_fingerprint``: served_model.py), read from the reply as sent or as stored, so a replay tells it too.
+Being the gate, it decides what is stored there:
 - only chat completions: a 200 holding an HTML page or an error body is no answer, and stored it would be
   replayed as one forever;
 - only replies up to ``REPLY_CAP`` characters (a runaway server once filled 210 MB of cache);
@@ -20,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from helm_mtsamples_ext.judges.reply_shape import readable, reply_shape, unreadable
+from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel, served_model
 
 REPLY_CAP = 64 * 1024
 """Characters of a judge reply beyond which it is a failure ("reply too long"): a verdict is a few hundred."""
@@ -118,6 +121,7 @@ class CacheTap:
 
         response, cached = self._cache.get(request, tapped)
         self._local.shape = reply_shape(response)  # live or replayed, and caches written before reply_shape.py
+        self._local.served = served_model(response)
         usage = response.get("usage") if isinstance(response, dict) else None
         self._local.tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
         self._local.split = (
@@ -137,6 +141,12 @@ class CacheTap:
         shape = getattr(self._local, "shape", None)
         self._local.shape = None
         return shape
+
+    def take_served(self) -> ServedModel:
+        """The model and fingerprint the last reply on this thread reported (NOT_REPORTED when none)."""
+        served = getattr(self._local, "served", NOT_REPORTED)
+        self._local.served = NOT_REPORTED
+        return served
 
     def take_split(self) -> tuple[int | None, int | None]:
         """(prompt, completion) tokens of the last exchange on this thread, for what judging cost."""

@@ -43,6 +43,7 @@ from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, Verdict, parse_verdict
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
+from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
 from helm_mtsamples_ext.panel import JudgeTarget
@@ -61,12 +62,15 @@ class CallOutcome:
     structured: str | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    served: ServedModel = NOT_REPORTED
 
     def count(self, sent: Sent) -> None:
-        """Add a turn's tokens to the call's."""
+        """Add a turn's tokens to the call's; the model the last reply that named one ran (the verdict's)."""
         self.tokens = _plus(self.tokens, sent.tokens)
         self.tokens_in = _plus(self.tokens_in, sent.tokens_in)
         self.tokens_out = _plus(self.tokens_out, sent.tokens_out)
+        if sent.served != NOT_REPORTED:
+            self.served = sent.served
 
 
 def _plus(total: int | None, more: int | None) -> int | None:

@@ -16,6 +16,7 @@ from helm.common.request import RequestResult
 
 from helm_mtsamples_ext.judges.cache_tap import NotACompletion, NotCached, ReplyTooLong, clip
 from helm_mtsamples_ext.judges.reply_shape import NoText
+from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.throttle import parse_retry_after
 
 CONTEXT_FAILURE = "prompt too long for the judge's context"
@@ -43,6 +44,7 @@ class Sent:
     tokens: int | None = None
     tokens_in: int | None = None  # the server's usage: prompt_tokens
     tokens_out: int | None = None  # completion_tokens
+    served: ServedModel = NOT_REPORTED  # the model and system_fingerprint the reply named (served_model.py)
 
 
 def context_failure(message: str) -> str | None:

@@ -2,7 +2,7 @@
 
 Why apart from the calls: the record is what the metric and the report read, so its rules are kept in one
 place: scores only from a verdict that counted (a failed judge counts for nothing, never as a low score),
-the reply only when the judge failed, every text masked (``scrub``).
+the reply only when the judge failed, every text masked (``scrub``), the model the server said it ran too.
 """
 
 from __future__ import annotations
@@ -33,7 +33,13 @@ def judge_entry(judge: JudgeTarget, outcome: CallOutcome, scrub: Callable[[str],
         model_deployment=judge.model_deployment,
         tokens_in=outcome.tokens_in,
         tokens_out=outcome.tokens_out,
+        reported_model=_scrubbed(outcome.served.reported_model, scrub),
+        system_fingerprint=_scrubbed(outcome.served.system_fingerprint, scrub),
     )
+
+
+def _scrubbed(text: str | None, scrub: Callable[[str], str]) -> str | None:
+    return None if text is None else scrub(text)
 
 
 def note_record(

@@ -3,7 +3,8 @@
 Through ``AutoClient._get_client``, not ``AutoClient.make_request``, whose own retries (5 s·2^n) would
 stack on ours and cannot see a Retry-After: each client is put behind the cache tap (cache_tap.py), and
 what came back is named by classify.py. HELM's client logs every API error with a traceback; inside a
-judge call that error is expected and told in one line by call.py, so here it is kept quiet.
+judge call that error is expected and told in one line by call.py, so here it is kept quiet. Each exchange,
+live or replayed, carries the model and fingerprint its reply named (``Sent.served``), for the record.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
@@ -20,6 +22,7 @@ from helm.common.request import Request, RequestResult
 from helm_mtsamples_ext.helm_compat import check_helm
 from helm_mtsamples_ext.judges.cache_tap import NotCached, install_tap
 from helm_mtsamples_ext.judges.classify import Sent, classify
+from helm_mtsamples_ext.judges.served_model import NOT_REPORTED
 
 _QUIET = threading.local()
 
@@ -76,6 +79,7 @@ class JudgeClients:
         if tap is not None:
             tap.take()
             tap.take_shape()
+            tap.take_served()
         try:
             with quiet_client_errors():
                 result = client.make_request(request)
@@ -86,9 +90,10 @@ class JudgeClients:
         shape = tap.take_shape() if tap is not None else None
         tokens, error = tap.take() if tap is not None else (None, None)
         split = tap.take_split() if tap is not None else (None, None)
+        served = tap.take_served() if tap is not None else NOT_REPORTED
         if shape is not None:
-            return Sent("no_text", error=shape, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
-        return classify(result, error, tokens, split)
+            return Sent("no_text", error=shape, tokens=tokens, tokens_in=split[0], tokens_out=split[1], served=served)
+        return replace(classify(result, error, tokens, split), served=served)
 
     def replay(self, deployment: str, requests: Iterable[tuple[str, Request]]) -> tuple[Sent, str] | None:
         """The first of ``(label, request)`` that HELM's cache answers, without reaching any server."""
@@ -98,6 +103,7 @@ class JudgeClients:
             return None
         for label, request in requests:
             tap.take_shape()
+            tap.take_served()
             try:
                 with tap.replay_only():
                     result = client.make_request(request)
@@ -108,9 +114,11 @@ class JudgeClients:
             shape = tap.take_shape()
             tokens, _ = tap.take()
             split = tap.take_split()
+            served = tap.take_served()
             if shape is not None:  # a stored reply without text replays as the failure it was
-                return Sent("no_text", error=shape, tokens=tokens, tokens_in=split[0], tokens_out=split[1]), label
-            sent = classify(result, None, tokens, split)
+                no_text = Sent("no_text", error=shape, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
+                return replace(no_text, served=served), label
+            sent = replace(classify(result, None, tokens, split), served=served)
             if sent.kind == "ok":
                 return sent, label
         tap.take()

@@ -41,6 +41,7 @@ def _agreement_display(agreement: pd.DataFrame) -> pd.DataFrame:
                 lambda row: " / ".join(_num(v) for v in row), axis=1
             ),
             "ICC(3,1)": column("icc"),
+            "ICC(3,1) in a rater's place (vs ceiling)": column("icc_in_place"),
             "MedHELM's ICC (z, 3k)": [_num(v) for v in agreement["icc_medhelm"].to_numpy(dtype=float)],
             "alpha between clinicians (acc/comp/clar)": agreement[[f"alpha_{d}" for d in DIMENSIONS]].apply(
                 lambda row: "" if row.isna().all() else " / ".join(_num(v) for v in row), axis=1

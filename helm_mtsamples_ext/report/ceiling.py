@@ -6,6 +6,11 @@ interval resamples answers and recomputes that average. No rater is "first", so 
 A rater who gave one reward to every shared answer (or whose others did) has no information and is left out of
 the average, and named. `icc_medhelm` is MedHELM's own baseline: MedHELM's statistic (agreement.icc_medhelm) for
 the pair of raters with the most answers in common (averaged over pairs that tie for most, again name-free).
+
+Like for like: a judge is held to the ceiling by `in_place`, the judge put in each rater's place, against the very
+same mean of the other raters over the same answers, averaged over the same raters. Against the mean of ALL raters
+the judge would face a less noisy reference (one rater more) than any rater does, and look better than the ceiling
+by construction.
 """
 
 from __future__ import annotations
@@ -33,29 +38,58 @@ from helm_mtsamples_ext.rubric import DIMENSIONS
 Statistic = Callable[[np.ndarray, np.ndarray], float]
 
 
-def _left_out(matrix: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """(rater, their values, the mean of the other raters) over the answers they and another rater rated."""
+def _left_out(matrix: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """(rater, their values, the mean of the other raters, which answers) over answers they and another rated."""
     for rater in range(matrix.shape[1]):
         others = np.delete(matrix, rater, axis=1)
         keep = ~np.isnan(matrix[:, rater]) & (~np.isnan(others)).any(axis=1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # all-NaN rows are not kept
-            yield rater, matrix[keep, rater], np.nanmean(others[keep], axis=1)
+            yield rater, matrix[keep, rater], np.nanmean(others[keep], axis=1), keep
 
 
 def averaged(statistic: Statistic, matrix: np.ndarray, *, rounded: bool = False) -> float:
     """The statistic of each rater against the others' mean, averaged over raters where it is defined."""
     values = []
-    for _, mine, others in _left_out(matrix):
+    for _, mine, others, _ in _left_out(matrix):
         if mine.size >= 2 and not constant(mine) and not constant(others):
             values.append(statistic(mine, round_half_up(others) if rounded else others))
     defined = [v for v in values if not np.isnan(v)]
     return float(np.mean(defined)) if defined else np.nan
 
 
+def in_place(statistic: Statistic, judge: np.ndarray, matrix: np.ndarray) -> float:
+    """The judge in each rater's place, against the others' mean that rater faces, averaged like `averaged`.
+
+    `judge` holds the judge's reward for each row of `matrix` (NaN where it gave none). A rater whose own column
+    or whose others are constant is left out of the ceiling's average, and so of this one.
+    """
+    values = []
+    for _, mine, others, keep in _left_out(matrix):
+        theirs = judge[keep]
+        scored = ~np.isnan(theirs)
+        if mine.size < 2 or constant(mine) or constant(others) or scored.sum() < 2:
+            continue
+        if constant(theirs[scored]) or constant(others[scored]):
+            continue
+        values.append(statistic(theirs[scored], others[scored]))
+    defined = [v for v in values if not np.isnan(v)]
+    return float(np.mean(defined)) if defined else np.nan
+
+
+def in_place_icc(judge: np.ndarray, matrix: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, float]:
+    """ICC(3,1) of the judge in each rater's place, with the interval the ceiling's own ICC gets."""
+    return resampled(lambda pick: in_place(icc_3_1, judge[pick], matrix[pick]), len(matrix), settings)
+
+
+def shared_rewards(shared: pd.DataFrame) -> pd.DataFrame:
+    """Rewards of the answers two or more raters rated: one row per (run, instance_id), one column per rater."""
+    return shared.pivot_table(index=["run", "instance_id"], columns="rater", values="human_reward", aggfunc="mean")
+
+
 def uninformative(matrix: np.ndarray, raters: list[str]) -> list[str]:
     """What to say of each rater who gave one reward to every shared answer they rated: they are left out."""
-    said = (evidence.constant(f"rater {raters[r]}", mine) for r, mine, _ in _left_out(matrix) if mine.size >= 2)
+    said = (evidence.constant(f"rater {raters[r]}", mine) for r, mine, _, _ in _left_out(matrix) if mine.size >= 2)
     return [text for text in said if text]
 
 
@@ -75,7 +109,7 @@ def medhelm_pair(matrix: np.ndarray) -> float:
 def ceiling_stats(shared: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
     """Spearman and ICC(3,1) with intervals, kappas, icc_medhelm and notes, from ratings of shared answers."""
     answers = ["run", "instance_id"]
-    rewards = shared.pivot_table(index=answers, columns="rater", values="human_reward", aggfunc="mean")
+    rewards = shared_rewards(shared)
     raters = [str(name) for name in rewards.columns]
     reward_matrix = rewards.to_numpy(dtype=float)
     scores = {

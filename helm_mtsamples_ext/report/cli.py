@@ -5,9 +5,11 @@
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
 `<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
-it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv, leaderboard.png,
+it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_specialty.csv,
+judge_self_preference.csv, leaderboard.png,
 report.md, report.html (the review page, with its rating mode) and, when the suite holds control runs,
-judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv. A run
+judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv;
+judge_versions.csv (the model each judge's server reported, with a WARNING when one judge's verdicts mix them). A run
 directory that cannot be read, and a rating that matches no run or note, are named on stderr; the rest is still
 reported.
 
@@ -26,6 +28,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.masking import machine_keys, mask_table
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
+from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import RatingRound
@@ -101,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     tables, out = done
     print(terminal_leaderboard(tables["leaderboard"]))
-    print("\n" + "\n".join(audit_lines(tables)))
+    print("\n" + "\n".join(audit_lines(tables) + version_warnings(judge_versions(tables["instances"]))))
     print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
     return 0
 

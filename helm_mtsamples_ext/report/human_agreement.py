@@ -3,12 +3,13 @@
 Per panel, one row per judge and one for the panel's reward, over the answers both the judge and at least one
 clinician scored, against the **mean human reward** of the answer (the mean over raters of each rater's mean
 score/5); and one `(clinicians)` row, the human ceiling, over the answers two or more clinicians rated: each rater
-against the mean of the others, averaged over raters (ceiling.py: no rater's name matters), and Krippendorff's
-alpha (ordinal) across all raters. A judge whose ICC interval overlaps the clinicians' agrees with them "about as
-well as they agree with each other", the claim MedHELM makes for its jury; `icc_medhelm` is the number computed as
-MedHELM's script computes its 0.47 against 0.43. No verdict from nothing: a judge or rater who gave one score to
-every answer, or fewer answers than evidence.py's minimum, gets a sentence saying so instead. Pure pandas; the
-statistics are agreement.py's.
+against the mean of the others, averaged over raters (ceiling.py: no rater's name matters), and Krippendorff's alpha
+(ordinal) across all raters. The verdict is like for like: `icc_in_place` puts the judge in each rater's place
+against the same others' mean over the same answers (ceiling.in_place), and a judge whose interval there overlaps
+the clinicians' agrees with them "about as well as they agree with each other", the claim MedHELM makes for its
+jury; `icc_medhelm` is the number computed as MedHELM's script computes its 0.47 against 0.43. No verdict from
+nothing: a judge or rater who gave one score to every answer, or fewer answers than evidence.py's minimum, gets a
+sentence saying so instead. Pure pandas; the statistics are agreement.py's.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from helm_mtsamples_ext.report.agreement import (
     spearman,
     with_ci,
 )
-from helm_mtsamples_ext.report.ceiling import ceiling_stats
+from helm_mtsamples_ext.report.ceiling import ceiling_stats, in_place_icc, shared_rewards
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
 from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
@@ -37,7 +38,8 @@ PANEL_ROW = "(panel)"
 CLINICIANS_ROW = "(clinicians)"
 STATS = ["spearman", "spearman_ci_low", "spearman_ci_high", "bias", "bias_ci_low", "bias_ci_high"]
 STATS += [*(f"kappa_{d}" for d in DIMENSIONS), "icc", "icc_ci_low", "icc_ci_high", "icc_medhelm"]
-COLUMNS = ["panel", "judge", "n", *STATS, *(f"alpha_{d}" for d in DIMENSIONS), "n_raters", "verdict"]
+IN_PLACE = ["icc_in_place", "icc_in_place_ci_low", "icc_in_place_ci_high"]
+COLUMNS = ["panel", "judge", "n", *STATS, *IN_PLACE, *(f"alpha_{d}" for d in DIMENSIONS), "n_raters", "verdict"]
 HUMAN_COLUMNS = ["human_reward", "human_reward_ci_low", "human_reward_ci_high", "n_human"]
 
 
@@ -76,7 +78,17 @@ def _no_information(name: str, x: np.ndarray, y: np.ndarray) -> str:
     return evidence.constant(name, x) or evidence.constant("the clinicians", y) or ""
 
 
-def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: BootstrapSettings) -> list[dict[str, object]]:
+def _in_place(rewards: pd.Series, shared: pd.DataFrame, settings: BootstrapSettings) -> dict[str, float]:
+    """icc_in_place and its interval: `rewards` (indexed by run and note) in each rater's place on shared answers."""
+    if shared.empty:
+        return dict.fromkeys(IN_PLACE, np.nan)
+    judge = rewards.groupby(level=[0, 1]).mean().reindex(shared.index).to_numpy(dtype=float)
+    return dict(zip(IN_PLACE, in_place_icc(judge, shared.to_numpy(dtype=float), settings), strict=True))
+
+
+def _judge_rows(
+    instances: pd.DataFrame, humans: pd.DataFrame, shared: pd.DataFrame, settings: BootstrapSettings
+) -> list[dict[str, object]]:
     joined = instances.merge(humans, left_on=["run", "note_id"], right_on=["run", "instance_id"], suffixes=("", "_h"))
     joined = joined[joined["judge_reward"].notna()]
     human_scores = joined[[f"{d}_h" for d in DIMENSIONS]].set_axis(list(DIMENSIONS), axis=1)
@@ -85,6 +97,7 @@ def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: Bootstr
         mine = (joined["judge"] == judge).to_numpy()
         x, y = joined["judge_reward"].to_numpy(dtype=float)[mine], joined["human_reward"].to_numpy(dtype=float)[mine]
         found = compare(x, y, joined[mine], human_scores[mine], settings)
+        found.update(_in_place(joined[mine].set_index(["run", "instance_id"])["judge_reward"], shared, settings))
         rows.append({"judge": judge, **found, "note": _no_information(f"judge {judge}", x, y)})
     notes = joined.groupby(["run", "note_id"], sort=True).agg(
         note_reward=("note_reward", "first"), human_reward=("human_reward", "first"),
@@ -94,18 +107,25 @@ def _judge_rows(instances: pd.DataFrame, humans: pd.DataFrame, settings: Bootstr
     panel_scores = notes[[f"{d}_h" for d in DIMENSIONS]].set_axis(list(DIMENSIONS), axis=1)
     x, y = notes["note_reward"].to_numpy(dtype=float), notes["human_reward"].to_numpy(dtype=float)
     found = compare(x, y, notes, panel_scores, settings)
+    found.update(_in_place(notes["note_reward"], shared, settings))
     rows.append({"judge": PANEL_ROW, **found, "note": _no_information("the panel", x, y)})
     return rows
 
 
+def _shared(ratings: pd.DataFrame) -> pd.DataFrame:
+    """The ratings of answers two or more raters rated: what the ceiling, and a judge held to it, are made of."""
+    return ratings[ratings.groupby(["run", "instance_id"])["rater"].transform("nunique") >= 2]
+
+
 def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
     """The human ceiling over answers with two or more raters: each rater against the others' mean (ceiling.py)."""
-    shared = ratings[ratings.groupby(["run", "instance_id"])["rater"].transform("nunique") >= 2]
+    shared = _shared(ratings)
     row: dict[str, object] = {"judge": CLINICIANS_ROW, **{stat: np.nan for stat in STATS}, "n": 0, "note": ""}
     if not shared.empty:
         found = ceiling_stats(shared, settings)
         row["note"] = "; ".join(found.pop("uninformative"))  # type: ignore[arg-type]
         row.update(found)
+        row.update(zip(IN_PLACE, (found["icc"], found["icc_ci_low"], found["icc_ci_high"]), strict=True))
     answers = shared["run"] + "/" + shared["instance_id"]
     for dim in DIMENSIONS:
         triples = zip(shared["rater"], answers, shared[dim], strict=True)
@@ -115,11 +135,21 @@ def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[
     return row
 
 
-def verdict(icc: float, low: float, high: float, ceiling: pd.Series, n: int | None = None, note: str = "") -> str:
+def verdict(
+    icc: float,
+    low: float,
+    high: float,
+    ceiling: pd.Series,
+    n: int | None = None,
+    note: str = "",
+    in_place: tuple[float, float, float] | None = None,
+) -> str:
     """Where the judge's ICC with the clinicians falls against the clinicians' ICC with each other.
 
-    No verdict from nothing: a judge (or clinicians) with one score throughout, or fewer answers than
-    evidence.MINIMUMS asks, on either side, get the sentence that says so.
+    Set against the ceiling, the judge's number is `in_place` (the judge in each rater's place, like for like)
+    when given; its own ICC against all raters is stated where there is nothing to compare with. No verdict from
+    nothing: a judge (or clinicians) with one score throughout, or fewer answers than evidence.MINIMUMS asks, on
+    either side, get the sentence that says so.
     """
     stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
     if n is not None and (few := evidence.too_few(n, "answers")):
@@ -131,6 +161,11 @@ def verdict(icc: float, low: float, high: float, ceiling: pd.Series, n: int | No
     if pd.isna(ceiling["icc"]):
         why = ceiling.get("note") or "no answer was rated by two clinicians"
         return f"{stated}; {why}, so there is no human ceiling to compare with"
+    if in_place is not None:
+        icc, low, high = in_place
+        if pd.isna(icc):
+            return f"{stated}; too few of the answers two clinicians rated to hold it to their ceiling"
+        stated = f"ICC {icc:.2f} in a rater's place" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
     ceiling_text = f"clinicians' {ceiling['icc']:.2f}" + (
         "" if pd.isna(ceiling["icc_ci_low"]) else f" [{ceiling['icc_ci_low']:.2f}, {ceiling['icc_ci_high']:.2f}]"
     )
@@ -155,9 +190,13 @@ def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: Bo
         if mine.empty:
             continue
         ceiling = pd.Series(_clinicians_row(mine, settings))
-        for row in _judge_rows(rows_of_panel, humans[humans["run"].isin(runs)], settings):
+        shared = _shared(mine)
+        shared_matrix = shared_rewards(shared) if not shared.empty else pd.DataFrame()
+        for row in _judge_rows(rows_of_panel, humans[humans["run"].isin(runs)], shared_matrix, settings):
             icc, low, high = (float(row[key]) for key in ("icc", "icc_ci_low", "icc_ci_high"))  # type: ignore[arg-type]
-            says = verdict(icc, low, high, ceiling, int(row["n"]), str(row.pop("note")))  # type: ignore[call-overload]
+            held = tuple(float(row[key]) for key in IN_PLACE)  # type: ignore[arg-type]
+            note = str(row.pop("note"))
+            says = verdict(icc, low, high, ceiling, int(row["n"]), note, held)  # type: ignore[call-overload, arg-type]
             rows.append({**row, "panel": panel, "verdict": says})
         rows.append({**ceiling.drop("note").to_dict(), "panel": panel, "verdict": _ceiling_says(ceiling)})
     return pd.DataFrame(rows).reindex(columns=COLUMNS)

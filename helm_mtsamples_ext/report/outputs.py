@@ -15,6 +15,7 @@ from helm.common.hierarchical_logger import hlog
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.figure import write_figure
+from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
@@ -26,7 +27,7 @@ FIGURE_NAME = "leaderboard.png"
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
-    "tokens_in", "tokens_out",
+    "tokens_in", "tokens_out", "reported_model", "system_fingerprint",
 ]  # fmt: skip
 
 
@@ -40,7 +41,8 @@ def write_report(
     progress: ReportProgress | None = None,
 ) -> None:
     """Every file of the report directory ``out`` (created if missing); judge_audit.csv only for a suite with
-    control runs, judge_human_agreement.csv only with clinicians' ratings. ``progress`` is told each step."""
+    control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always. ``progress``
+    is told each step."""
     step = progress.step if progress is not None else (lambda name: None)
     step("CSV tables")
     out.mkdir(parents=True, exist_ok=True)
@@ -50,11 +52,13 @@ def write_report(
         instances.to_parquet(out / "instances.parquet", index=False)
     except ImportError:
         hlog("pyarrow is not installed: instances.parquet not written")
-    for name in ("leaderboard", "pairwise", "by_specialty"):
+    for name in ("leaderboard", "pairwise", "by_specialty", "judge_self_preference"):
         tables[name].to_csv(out / f"{name}.csv", index=False)
     audit = tables["judge_audit"]
     if not audit.empty:  # only a suite with control runs has an audit
         audit.to_csv(out / "judge_audit.csv", index=False)
+    versions = judge_versions(tables["instances"])
+    versions.to_csv(out / "judge_versions.csv", index=False)
     if "judge_human_agreement" in tables:
         tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
     step("figure")
@@ -69,7 +73,7 @@ def write_report(
         problems,
         settings_text,
         audit,
-        audit_lines(tables),
+        audit_lines(tables) + version_warnings(versions),
         cost_markdown(tables["leaderboard"]),
     )
     (out / "report.md").write_text(report, encoding="utf-8")

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from helm_mtsamples_ext.report.audit import control_kind
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 DISAGREEMENT_WEIGHT = 4.0
 STRATA = ["model", "specialty"]
@@ -39,38 +38,6 @@ class RatingRound:
 
 EVERY_ANSWER = RatingRound()
 """The page's default: every rateable answer, shown to every rater."""
-
-
-@dataclass(frozen=True)
-class JudgeScores:
-    name: str
-    reward: float | None
-    scores: tuple[tuple[str, int | None], ...]
-
-
-@dataclass(frozen=True)
-class RatingItem:
-    """One answer to rate. `run` and `instance_id` identify it in the exported ratings.csv."""
-
-    run: str
-    instance_id: str
-    model: str
-    panel: str
-    note: str
-    specialty: str
-    section: str
-    note_text: str
-    reference: str
-    answer: str
-    shared: bool
-    """In the overlap given to every rater."""
-    judges: tuple[JudgeScores, ...]
-    """Shown only when the rater turns blind mode off."""
-
-    @property
-    def key(self) -> str:
-        """What the page stores this answer's rating under (answer_key)."""
-        return answer_key(self.run, self.instance_id, self.answer)
 
 
 def answer_key(run: str, instance_id: str, answer: str) -> str:
@@ -132,36 +99,3 @@ def choose(instances: pd.DataFrame, n: int | None, seed: int, overlap: float) ->
     n_shared = len(chosen) if n is None else int(round(overlap * len(chosen)))
     chosen["shared"] = np.arange(len(chosen)) < n_shared
     return chosen[["run", "note_id", "shared"]]
-
-
-def _judge(row: pd.Series) -> JudgeScores:
-    reward = None if pd.isna(row["judge_reward"]) else float(row["judge_reward"])
-    scores = tuple((dim, None if pd.isna(row[dim]) else int(row[dim])) for dim in DIMENSIONS)
-    return JudgeScores(str(row["judge"]), reward, scores)
-
-
-def rating_items(instances: pd.DataFrame, n: int | None, seed: int, overlap: float) -> list[RatingItem]:
-    """The sample as the page shows it, in order."""
-    chosen = choose(instances, n, seed, overlap)
-    by_answer = dict(tuple(instances.groupby(["run", "note_id"], sort=False)))
-    items = []
-    for run, note_id, shared in chosen.itertuples(index=False):
-        rows = by_answer[(run, note_id)]
-        first = rows.iloc[0]
-        items.append(
-            RatingItem(
-                run=str(run),
-                instance_id=str(note_id),
-                model=str(first["model"]),
-                panel=str(first["panel"]),
-                note=str(first["note"]),
-                specialty=str(first["specialty"]),
-                section=str(first["extracted_section"]),
-                note_text=str(first["note_text"]),
-                reference=str(first["reference"]),
-                answer=str(first["answer"]),
-                shared=bool(shared),
-                judges=tuple(_judge(row) for _, row in rows.iterrows()),
-            )
-        )
-    return items

@@ -61,6 +61,8 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
                 "empty_answer": note.empty_answer,
                 **_tokens(entry, note.empty_answer),
                 "judge_model": entry.model_deployment if entry is not None else None,
+                "reported_model": entry.reported_model if entry is not None else None,
+                "system_fingerprint": entry.system_fingerprint if entry is not None else None,
             }
         )
     return rows
@@ -93,6 +95,7 @@ def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | No
     instance = state["instance"]
     extra = instance.get("extra_data") or {}
     text = answer_of(state)
+    stored = record_of(state)
     note = {
         "note": extra.get("filename") or instance.get("id"),
         "note_id": instance.get("id"),
@@ -105,5 +108,6 @@ def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | No
         "note_text": instance.get("input", {}).get("text", ""),
         "reference": _reference(instance),
         "answer": text,
+        "model_family": stored.model_family if stored is not None else None,
     }
-    return [{**note, **row} for row in judge_rows(record if record is not None else record_of(state), judges)]
+    return [{**note, **row} for row in judge_rows(record if record is not None else stored, judges)]

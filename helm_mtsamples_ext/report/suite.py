@@ -16,7 +16,7 @@ import pandas as pd
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.panel import OUR_ANNOTATOR, panel_of
+from helm_mtsamples_ext.panel import OUR_ANNOTATOR, judge_families, panel_of
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
 from helm_mtsamples_ext.report.stats import KEYS
@@ -98,6 +98,8 @@ def read_run(run_dir: Path) -> pd.DataFrame | None:
     variant = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("model", "judges")) or run_dir.name
     # Float columns per run, so that concat sees float scores even when every judge of the run failed.
     table = pd.DataFrame(rows).astype({column: float for column in SCORED_COLUMNS})
+    families = judge_families(run_spec)
+    table["judge_family"] = [families.get(judge) for judge in table["judge"]]
     return table.assign(run=run_dir.name, model=model, panel="+".join(judges), variant=variant)
 
 

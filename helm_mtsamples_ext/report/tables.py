@@ -21,6 +21,7 @@ from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.human_agreement import human_tables
 from helm_mtsamples_ext.report.pairwise import pairwise
 from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
+from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
 from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table
 
 
@@ -42,15 +43,17 @@ def build_tables(
         "by_specialty": by_specialty(notes, board),
         "judge_audit": audit,
         "above_ceiling": above_ceiling(board, instances),
+        "judge_self_preference": self_preference(instances, settings),
     }
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """Each panel's audit verdict, each model above its ceiling, and each panel's failed calls with why, one line
-    each (stdout and report.md's top)."""
+    """Each panel's audit verdict, each model above its ceiling, each judge favouring its own family, and each
+    panel's failed calls with why, one line each (stdout and report.md's top)."""
     board = tables["leaderboard"]
     panels = list(dict.fromkeys(board["panel"]))
     lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
     calls = tables["instances"][["panel", "status", "failure"]].itertuples(index=False, name=None)
-    return lines + panel_lines(calls)
+    preference = tables.get("judge_self_preference")
+    return lines + (warning_lines(preference) if preference is not None else []) + panel_lines(calls)

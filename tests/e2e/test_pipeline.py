@@ -15,11 +15,10 @@ import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
-import markupsafe
 import pytest
 
 from helm_mtsamples_ext.helm_compat import check_distribution
-from helm_mtsamples_ext.report.review import fold
+from helm_mtsamples_ext.report.review_data import fold
 from helm_mtsamples_ext.schema import SCHEMA_PATH
 from tests.e2e.helm_tools import (
     BIN,
@@ -37,6 +36,7 @@ from tests.e2e.helm_tools import (
     user_env,
     wait_until_serving,
 )
+from tests.report.review_page import page_data
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes
@@ -215,11 +215,11 @@ def test_leaderboard_web_view_and_report_from_real_binaries(mirror: NoteMirror, 
     header, first = board[0].split(","), board[1].split(",")
     assert float(first[header.index("reward")]) == pytest.approx(expected_reward)
     assert (report / "leaderboard.png").stat().st_size > 10_000
-    review = (report / "report.html").read_text(encoding="utf-8")  # the review page, from real run files
-    assert review.count('<article class="note"') == 5 and review.count('<div class="judge ') == 5 * 2
+    review = page_data((report / "report.html").read_text(encoding="utf-8"))  # the review page, from real run files
+    assert len(review.notes) == 5 and sum(len(answer["judges"]) for answer in review.answers) == 5 * 2
     reference = states[0]["instance"]["references"][0]["output"]["text"]
     folded = fold(reference)  # a long reference shows its first lines, the rest folded behind them
-    assert folded.rest and all(str(markupsafe.escape(part)) in review for part in (folded.head, folded.rest))
+    assert folded.rest and (folded.head, folded.rest) in {(note["ref_head"], note["ref_rest"]) for note in review.notes}
 
     # helm-server binds every interface by HELM's design; we only ever reach it at 127.0.0.1.
     port = free_port()

@@ -23,6 +23,7 @@ import pytest
 from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.ratings import read_ratings
 from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.report.review_page import page_data
 from tests.report.suites import JUDGES, NOTES, STRONG, STRONG_RUN, WEAK, WEAK_RUN, build_main_suite, build_suite
 
 RATER = "Dr Ana Example"
@@ -43,15 +44,18 @@ def sampled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return output
 
 
-def _items(html: str) -> list[tuple[str, str]]:
-    return re.findall(r'<article class="rate-item" data-run="([^"]+)" data-id="([^"]+)"', html)
+def _items(html: str) -> list[tuple[str, str, int]]:
+    """The page's rating sample (its embedded data, review_data.py): (run, note id, shared) in order."""
+    rating = page_data(html).rating
+    notes = {note["name"]: note["id"] for note in page_data(html).notes}
+    return [(item["answer"]["run"], notes[item["answer"]["note"]], item["shared"]) for item in rating]
 
 
 def test_the_page_offers_the_sample_the_same_for_the_same_seed(sampled: Path, tmp_path: Path) -> None:
     html = (sampled / "report" / "report.html").read_text(encoding="utf-8")
     report(sampled, tmp_path / "again", "--rating-sample", "6", "--rating-overlap", "0.5", "--seed", "7")
     assert len(_items(html)) == 6
-    assert html.count('data-shared="1"') == 3
+    assert [shared for _, _, shared in _items(html)] == [1, 1, 1, 0, 0, 0]
     assert _items((tmp_path / "again" / "report.html").read_text(encoding="utf-8")) == _items(html)
 
 

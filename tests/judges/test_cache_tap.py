@@ -10,6 +10,7 @@ import openai
 import pytest
 
 from helm_mtsamples_ext.judges.cache_tap import CacheTap
+from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
 from tests.judges.sdk_errors import http_request, status_error
 
 
@@ -114,3 +115,11 @@ def test_the_tap_passes_the_key_through_and_stands_in_for_the_cache() -> None:
     tap.get({"model": "m", "messages": []}, lambda: {"choices": CHOICES})
     assert cache.keys == [{"model": "m", "messages": []}]
     assert tap.cache_stats_key == "fake"
+
+
+def test_the_tap_records_what_the_server_said_it_ran_taken_once() -> None:
+    """The reply's ``model`` and ``system_fingerprint``, as sent or as stored (served_model.py); taken once."""
+    tap = CacheTap(FakeCache())
+    tap.get({"model": "m"}, lambda: {"choices": CHOICES, "model": "judge-v1", "system_fingerprint": "fp_1"})
+    assert tap.take_served() == ServedModel("judge-v1", "fp_1")
+    assert tap.take_served() == NOT_REPORTED

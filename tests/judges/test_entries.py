@@ -5,6 +5,7 @@ from __future__ import annotations
 from helm_mtsamples_ext.judges.call import CallOutcome
 from helm_mtsamples_ext.judges.entries import judge_entry, note_record
 from helm_mtsamples_ext.judges.prompt import DimensionScore, Verdict
+from helm_mtsamples_ext.judges.served_model import ServedModel
 from helm_mtsamples_ext.panel import JudgeTarget
 
 JUDGE = JudgeTarget("a", "a", "host/a", "host", "http://host/v1", "JUDGE_API_KEY_1")
@@ -25,6 +26,20 @@ def test_a_judge_that_answered_keeps_its_scores_and_not_its_reply() -> None:
     entry = judge_entry(JUDGE, CallOutcome(VERDICT, raw_reply="{...}", tokens=12), mask)
     assert not entry.failed and set(entry.scores.values()) == {4}
     assert (entry.raw_reply, entry.tokens, entry.model_deployment) == (None, 12, "host/a")
+
+
+def test_the_model_the_server_reported_is_kept_masked_whether_the_judge_answered_or_failed() -> None:
+    served = ServedModel("judge-v1 sk-leak", "fp_1")
+    failed = CallOutcome(VERDICT, failure="no valid dimension", served=served)
+    for outcome in (CallOutcome(VERDICT, served=served), failed):
+        entry = judge_entry(JUDGE, outcome, mask)
+        assert (entry.reported_model, entry.system_fingerprint) == ("judge-v1 ***", "fp_1")
+    assert (
+        judge_entry(JUDGE, CallOutcome(VERDICT), mask)
+        .to_dict()
+        .keys()
+        .isdisjoint({"reported_model", "system_fingerprint"})
+    ), "a server that reported nothing leaves no key"
 
 
 def test_a_note_no_judge_was_asked_about_is_the_empty_answer_record() -> None:

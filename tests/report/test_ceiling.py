@@ -2,6 +2,7 @@
 
 Each rater against the mean of the others, averaged over raters: no rater is first, so names do not matter;
 MedHELM's baseline is its statistic for the pair with the most answers in common (alice and bob, 6 answers).
+A judge is held to the ceiling like for like: put in each rater's place, against the same others' mean.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def test_renaming_raters_or_changing_their_case_changes_no_number(suite: tuple[P
     renamed = {"Zoe": rated.RATINGS["alice"], " BOB ": rated.RATINGS["bob"], "aaron": rated.RATINGS["carol"]}
     after = agreement(suite, "renamed", renamed)
     numbers = before.select_dtypes("number").columns
-    assert len(numbers) == 18  # every column but panel, judge and verdict
+    assert len(numbers) == 21  # every column but panel, judge and verdict
     pd.testing.assert_frame_equal(before[numbers], after[numbers], check_exact=False, rtol=1e-12)
     assert before["verdict"].tolist() == after["verdict"].tolist()
     assert row(before, judge=CLINICIANS_ROW)["n_raters"] == 3
@@ -97,3 +98,31 @@ def test_a_constant_rater_among_three_is_left_out_of_the_average_and_named(suite
     ceiling = row(agreement(suite, "flat3", flat), judge=CLINICIANS_ROW)
     assert not math.isnan(ceiling["icc"])
     assert "rater carol gave one score to every answer: no information" in ceiling["verdict"]
+
+
+def _others_mean(reward: dict[str, dict[int, float]]) -> dict[str, dict[int, float]]:
+    """Per rater, the mean of the OTHER raters on each note that rater and another rated (the ceiling's reference)."""
+    found = {}
+    for rater, mine in reward.items():
+        others = {o: by for o, by in reward.items() if o != rater}
+        found[rater] = {n: float(np.mean([by[n] for by in others.values() if n in by])) for n in mine if any(
+            n in by for by in others.values())}  # fmt: skip
+    return found
+
+
+def test_a_judge_is_held_to_the_ceiling_in_each_raters_place(suite: tuple[Path, str]) -> None:
+    """icc_in_place: judge-one against the very reference each rater faces, averaged; the verdict states it."""
+    table = agreement(suite, "in_place", rated.RATINGS)
+    found, ceiling = row(table, judge="judge-one"), row(table, judge=CLINICIANS_ROW)
+    reward = {r: {n: float(np.mean([s / 5 for s in sc])) for n, sc in by.items()} for r, by in rated.RATINGS.items()}
+    judge = {i + 1: float(np.mean([s / 5 for s in scores])) for i, scores in enumerate(rated.JUDGE_ONE)}
+    iccs = []
+    for reference in _others_mean(reward).values():
+        notes = sorted(reference)
+        mine = np.array([judge[n] for n in notes])
+        iccs.append(rated.pingouin_icc(mine, np.array([reference[n] for n in notes]), "ICC3"))
+    assert found["icc_in_place"] == pytest.approx(np.mean(iccs))
+    assert found["icc_in_place"] != pytest.approx(found["icc"])  # the mean of all raters is another reference
+    assert f"ICC {found['icc_in_place']:.2f} in a rater's place" in found["verdict"]
+    assert ceiling["icc_in_place"] == ceiling["icc"]
+    assert found["icc_in_place_ci_low"] < found["icc_in_place"] < found["icc_in_place_ci_high"]

@@ -49,3 +49,25 @@ def test_figure_and_markdown(main_report: tuple[Path, str]) -> None:
     assert f"| {STRONG} | {WEAK} | 8 | 0.388 |" in md and "100.0%" in md  # the pairwise row
     # the terminal leaderboard is compact and names both models with their rewards
     assert STRONG in stdout and "0.900" in stdout and "0.500" in stdout and "27.8%" in stdout
+
+
+def test_a_suite_that_stored_no_families_lists_its_judges_with_blank_self_preference(
+    main_report: tuple[Path, str],
+) -> None:
+    """judge_self_preference.csv is always written; a suite whose run stored no families (an earlier release's)
+    lists each judge of its panel with no family and no figures, and the report warns of nothing."""
+    out, _ = main_report
+    table = read(out, "judge_self_preference")
+    assert list(table.columns) == [
+        "panel",
+        "judge",
+        "family",
+        "n_own",
+        "n_other",
+        "self_preference",
+        "ci_low",
+        "ci_high",
+    ]
+    assert list(table["judge"]) == ["judge-one", "judge-two"] and (table["n_own"] == 0).all()
+    assert table["family"].isna().all() and table["self_preference"].isna().all()
+    assert "favours its own family" not in (out / "report.md").read_text()

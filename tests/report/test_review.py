@@ -1,4 +1,5 @@
-"""The review page, report.html (review.py): every note, escaped, contested notes first, working offline.
+"""The review page, report.html (review.py, review_data.py): every note in the embedded data, shown as text,
+contested notes first, a page at a time, working offline.
 
 The suite is the report's main synthetic one (tests/report/test_cli.py has its scores) plus a model `acme/evil` whose
 note, answer and judge explanation carry markup. Judge spread = largest minus smallest judge reward on one
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -24,9 +26,11 @@ import pandas as pd
 import pytest
 
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.review import fold, render_review, review_notes, reward_spread
+from helm_mtsamples_ext.report.review import render_review, script_json
+from helm_mtsamples_ext.report.review_data import fold, reward_spread
 from helm_mtsamples_ext.report.suite import load_suite
 from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.report.review_page import DATA_BLOCK, PageData, page_data, raw_data
 from tests.report.suites import JUDGES, NOTES, STRONG_RUN, WEAK, WEAK_RUN, Note, Run, build_suite, ok
 
 EVIL = "acme/evil"
@@ -66,25 +70,58 @@ def page_html(suite_output: Path) -> str:
     return (suite_output / "report" / "report.html").read_text(encoding="utf-8")
 
 
-def test_notes_are_ordered_by_judge_spread_largest_first(suite_output: Path) -> None:
-    notes = review_notes(load_suite(suite_output / "runs" / "v1").instances)
-    assert [n.note for n in notes] == EXPECTED_ORDER
-    assert [n.spread for n in notes[:3]] == [pytest.approx(0.8), pytest.approx(0.4), pytest.approx(0.2)]
+@pytest.fixture(scope="module")
+def data(page_html: str) -> PageData:
+    return page_data(page_html)
 
 
-def test_every_note_answer_and_judge_is_on_the_page(page_html: str) -> None:
-    assert re.findall(r'<article class="note" data-note="([^"]+)"', page_html) == EXPECTED_ORDER
-    assert page_html.count('<section class="answer"') == 9 + 9 + 2  # strong, weak, evil
-    assert page_html.count('<div class="judge ') == 2 * 20
-    assert "call error: timeout after 60s" in page_html  # a failed judge says why
-    assert "Follow up in two weeks." in page_html  # the reference
+def test_each_note_carries_its_answers_judge_spreads(data: PageData) -> None:
+    """The page sorts by these (its Chromium test below checks the order): a note's spread is its largest."""
+    spreads = {note["name"]: [a["spread"] for a in note["answers"] if a["spread"] is not None] for note in data.notes}
+    assert {name: max(s) if s else None for name, s in spreads.items()} == pytest.approx(
+        {"evil.txt": 0.8, "n3.txt": 0.4, **dict.fromkeys(["n1.txt", "n2.txt", "n4.txt", "n6.txt", "n7.txt"], 0.2)}
+        | dict.fromkeys(["n5.txt", "n8.txt", "n9.txt"], 0.0)
+    )
+
+
+def test_every_note_answer_and_judge_is_in_the_data(data: PageData) -> None:
+    assert sorted(note["name"] for note in data.notes) == sorted(EXPECTED_ORDER)
+    assert len(data.answers) == 9 + 9 + 2  # strong, weak, evil
+    assert sum(len(a["judges"]) for a in data.answers) == 2 * 20
+    assert "call error: timeout after 60s" in [j["failure"] for a in data.answers for j in a["judges"]]
+    assert {note["ref_head"] + note["ref_rest"] for note in data.notes} == {"Follow up in two weeks."}
+
+
+def test_texts_shared_by_answers_are_written_once(page_html: str) -> None:
+    """Every model reads the same note and reference: the file holds each once, not once per answer."""
+    strings = raw_data(page_html)["strings"]
+    assert len(strings) == len(set(strings))
+    assert page_html.count("Sample Name: n3") == 1  # n3's note text, answered by three models
+    assert page_html.count("Follow up in two weeks.") == 1
 
 
 @pytest.mark.parametrize("markup", [NOTE_SCRIPT, ANSWER_SCRIPT, EXPLANATION_SCRIPT])
-def test_untrusted_text_is_shown_as_text(page_html: str, markup: str) -> None:
+def test_untrusted_text_is_data_not_markup(page_html: str, data: PageData, markup: str) -> None:
+    """The JSON block holds no `<` at all, so an answer's `</script>` cannot end it; the texts read back verbatim."""
     assert markup not in page_html
-    escaped = markup.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
-    assert escaped in page_html
+    (block,) = DATA_BLOCK.findall(page_html)
+    assert "<" not in block and ">" not in block and "&" not in block
+    texts = [n["text"] for n in data.notes] + [a["text"] for a in data.answers]
+    texts += [e for a in data.answers for j in a["judges"] for e in j["explanations"]]
+    assert any(markup in text for text in texts)
+
+
+@pytest.mark.parametrize("text", ["</script><script>alert(1)</script>", "a\u2028b & <!-- c", "\u2029</SCRIPT >"])
+def test_script_json_reads_back_and_holds_no_markup(text: str) -> None:
+    escaped = str(script_json({"t": [text]}))
+    assert not set("<>&\u2028\u2029") & set(escaped)
+    assert json.loads(escaped) == {"t": [text]}
+
+
+@pytest.mark.parametrize("sink", ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "srcdoc"])
+def test_the_pages_script_never_writes_markup(page_html: str, sink: str) -> None:
+    """Texts reach the page through textContent only: no script line hands a string to the HTML parser."""
+    assert sink not in page_html
 
 
 def test_page_refers_to_no_url(page_html: str) -> None:
@@ -100,12 +137,18 @@ def test_render_needs_no_suite_on_disk(suite_output: Path) -> None:
 
 
 def _shown(page: object) -> list[str]:
-    return page.locator("article.note:not([hidden])").evaluate_all("els => els.map(e => e.dataset.note)")  # type: ignore[attr-defined]
+    """The notes the filters keep, in the page's order (its index lists them all; a page of them is drawn)."""
+    return page.locator("#index-list li").evaluate_all("els => els.map(e => e.dataset.note)")  # type: ignore[attr-defined]
+
+
+def _drawn(page: object) -> list[str]:
+    return page.locator("article.note").evaluate_all("els => els.map(e => e.dataset.note)")  # type: ignore[attr-defined]
 
 
 @pytest.mark.e2e
 def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_path: Path) -> None:
-    """Opened from disk in Chromium: no request leaves the file, filters hide notes, the sort orders them."""
+    """Opened from disk in Chromium: no request leaves the file, filters hide notes, the sort orders them, a page of
+    them is drawn (three models: six notes a page), the pager and the index reach the rest, search finds a name."""
     require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -119,11 +162,24 @@ def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_pat
             page.goto(report.as_uri())
             expect(page.locator("#shown")).to_have_text("10 of 10 notes")
             assert _shown(page) == EXPECTED_ORDER
+            assert _drawn(page) == EXPECTED_ORDER[:6]
+            expect(page.locator("#page")).to_have_text("notes 1–6 of 10")
             assert page.evaluate("[window.pwnedByNote, window.pwnedByAnswer, window.pwnedByJudge]") == [None] * 3
             first = page.locator("article.note").first
             expect(first.locator("pre.text")).to_contain_text(ANSWER_SCRIPT)
             first.locator("summary").click()
             expect(first.locator("details pre")).to_contain_text(NOTE_SCRIPT)
+            page.click("#next")
+            assert _drawn(page) == EXPECTED_ORDER[6:]
+            expect(page.locator("#next")).to_be_disabled()
+            page.click("#prev")
+            page.locator("#index-list li[data-note='n9.txt'] button").click()  # the index opens the note's page
+            assert _drawn(page) == EXPECTED_ORDER[6:]
+            expect(page.locator("#index-list li.current")).to_have_count(4)
+            page.fill("#search", "N3")  # by name, any case
+            assert _shown(page) == _drawn(page) == ["n3.txt"]
+            expect(page.locator("article.note section.answer")).to_have_count(3)
+            page.fill("#search", "")
 
             page.select_option("#filter-model", WEAK)
             # weak's own spreads: n1 and n6 .2, then 0 (n3 n4 n8), then no spread (n2 n5 n7 n9); evil.txt has no answer
@@ -138,7 +194,7 @@ def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_pat
                 "n7.txt",
                 "n9.txt",
             ]
-            expect(page.locator("article.note:not([hidden]) section.answer:not([hidden])")).to_have_count(9)
+            expect(page.locator("article.note section.answer")).to_have_count(9)  # one model: ten notes a page
             page.select_option("#filter-specialty", "Neurosurgery")
             assert _shown(page) == ["n6.txt", "n8.txt", "n5.txt", "n7.txt"]
             page.select_option("#filter-model", "")
@@ -150,6 +206,7 @@ def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_pat
             page.select_option("#filter-section", "")
             page.select_option("#sort", "note")
             assert _shown(page) == sorted(EXPECTED_ORDER)
+            assert _drawn(page) == sorted(EXPECTED_ORDER)[:6]
             expect(page.locator("#shown")).to_have_text("10 of 10 notes")
         finally:
             browser.close()
@@ -198,15 +255,16 @@ def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return panel_suite(tmp_path_factory.mktemp("three"), ["judge-one", "judge-two", "judge-three"])
 
 
-def test_with_one_judge_there_is_no_disagreement_badge_and_notes_are_in_name_order(one_judge_page: Path) -> None:
+def test_with_one_judge_there_is_no_sort_by_disagreement(one_judge_page: Path) -> None:
+    """(The Chromium test below checks that no badge is drawn and the notes are in name order.)"""
     html = one_judge_page.read_text(encoding="utf-8")
-    assert 'class="spread"' not in html and "judge spread" not in html and 'value="spread"' not in html
-    assert re.findall(r'<article class="note" data-note="([^"]+)"', html) == sorted(n.filename for n in NOTES)
+    assert 'value="spread"' not in html and not page_data(html).several_judges
+    assert {a["spread"] for a in page_data(html).answers} == {None}
 
 
 def test_with_three_judges_notes_are_sorted_by_disagreement(three_judge_page: Path) -> None:
     html = three_judge_page.read_text(encoding="utf-8")
-    assert html.count('class="spread"') == len(NOTES) and 'value="spread"' in html
+    assert 'value="spread"' in html and page_data(html).several_judges
 
 
 @pytest.mark.parametrize(
@@ -235,9 +293,8 @@ def test_show_all_says_how_much_is_folded(text: str, size: str) -> None:
 
 
 def test_controls_are_labelled_as_controls(one_judge_page: Path) -> None:
-    html = one_judge_page.read_text(encoding="utf-8")
-    assert html.count("control: another patient&#39;s plan (floor)") == len(NOTES)
-    assert html.count('<span class="control">') == len(NOTES), "acme/long is a model, not a control"
+    labels = {(a["model"], a["control"]) for a in page_data(one_judge_page.read_text(encoding="utf-8")).answers}
+    assert labels == {("mtsamples-control/shuffled", "control: another patient's plan (floor)"), ("acme/long", "")}
 
 
 def _page_height(page: object) -> int:

@@ -52,6 +52,10 @@ Behaviours:
   key_echo      the steady verdict, each explanation repeating the Authorization header it got (a gateway
                 echoing the request into the reply)
   key_score     the steady verdict but for clarity, whose "score" is the Authorization header it got
+  author        a model under test, not a judge: ``Plan <k> by <served name>: ...``, k counting the different
+                prompts it sees from 0 (so each model's answers are numbered 0..n-1 whatever the call order)
+  by_author     reads an ``author``'s plan: every dimension scores ``pattern[k % len(pattern)]``, plus 1 when the
+                author's name contains ``favours`` (a judge leaning toward its own family)
 
 Server-wide faults: ``html_page`` (every route, ``GET /v1/models`` included, answers 200 with an HTML
 page: a ``judge_base_url`` pointing at a web UI), ``api_key`` (every call without that bearer token gets
@@ -62,6 +66,10 @@ frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms)
 still served, as llama-cpp-python's server does), ``owned_by="me"`` (``GET /v1/models`` as llama-cpp-python's
 server writes it: ``owned_by: "me"``, ``permissions: []``) and ``props_slots=N`` (``GET /props`` answers
 ``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404).
+
+What the server says it ran: each completion's ``model`` is ``reported_model`` when set, else the model asked
+for, and it carries ``system_fingerprint`` when set (OpenAI's, absent from most local servers). Both are plain
+attributes a test may change between runs, as a hosted judge changes behind its name.
 """
 
 from __future__ import annotations
@@ -119,6 +127,8 @@ BEHAVIOURS = (
     "quote_single",
     "key_echo",
     "key_score",
+    "author",
+    "by_author",
 )
 REFUSAL = "I'm sorry, but I can't help with evaluating this medical content as it was requested today."
 PLAN_TEXT = "Continue cefazolin for 24 hours, remove the drain on day two and review in clinic in two weeks."
@@ -131,6 +141,7 @@ PLANTED_FORMS = (
     f"{PLAN_TEXT} <think>",
     f"{PLAN_TEXT}\n</think> {PLANTED}",
 )
+_AUTHORED = re.compile(r"Plan (\d+) by (\S+):")
 _CANDIDATE = re.compile(r"<candidate_plan-([0-9a-f]+)>\n(.*?)\n</candidate_plan-\1>", re.DOTALL)
 
 
@@ -165,6 +176,8 @@ class Behaviour:
     scores: dict[str, int] | None = None  # fixed scores; None derives them from the prompt
     fail_marker: str = "FAIL_JUDGES"
     context_words: int = 1000
+    pattern: tuple[int, ...] = (3,)  # by_author's scores by plan number
+    favours: str | None = None  # by_author adds 1 for authors whose name contains it
 
     def __post_init__(self) -> None:
         if self.kind not in BEHAVIOURS:
@@ -231,6 +244,8 @@ class JudgeServer:
         one_at_a_time: float = 0.0,
         owned_by: str = "loopback",
         props_slots: int | None = None,
+        reported_model: str | None = None,
+        system_fingerprint: str | None = None,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -249,6 +264,8 @@ class JudgeServer:
         self.one_at_a_time = one_at_a_time
         self.owned_by = owned_by
         self.props_slots = props_slots
+        self.reported_model = reported_model
+        self.system_fingerprint = system_fingerprint
         self.served_at_once = 0  # calls being served (past the one-at-a-time queue) right now
         self.max_served_at_once = 0
         self._serving = False
@@ -263,6 +280,7 @@ class JudgeServer:
         self._cond = threading.Condition()
         self._seen_prompts: set[tuple[str, str]] = set()
         self._planted: dict[str, int] = {}  # prompt -> which of PLANTED_FORMS the planter answers it with
+        self._authored: dict[tuple[str, str], int] = {}  # (author, prompt) -> its plan's number
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -349,7 +367,8 @@ class JudgeServer:
             "id": f"chatcmpl-{self.count()}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": record.model,
+            "model": self.reported_model or record.model,
+            **({"system_fingerprint": self.system_fingerprint} if self.system_fingerprint else {}),
             "choices": [
                 {
                     "index": 0,
@@ -494,6 +513,17 @@ class JudgeServer:
             with self._cond:
                 n = self._planted.setdefault(prompt, len(self._planted))
             return Reply(200, PLANTED_FORMS[n % len(PLANTED_FORMS)])
+        if kind == "author":
+            with self._cond:
+                mine = sum(author == request.model for author, _ in self._authored)
+                n = self._authored.setdefault((request.model, prompt), mine)
+            return Reply(200, f"Plan {n} by {request.model}: {PLAN_TEXT}")
+        if kind == "by_author":
+            found = _AUTHORED.search(candidate_answer(prompt))
+            n, author = (int(found.group(1)), found.group(2)) if found else (0, "")
+            score = behaviour.pattern[n % len(behaviour.pattern)]
+            score += 1 if behaviour.favours and behaviour.favours in author else 0
+            return Reply(200, verdict_json(dict.fromkeys(DIMENSIONS, score), prompt))
         answer, real = candidate_answer(prompt), verdict_json(scores, prompt)
         if kind == "quote_before":
             return Reply(200, f"The candidate plan reads:\n{answer}\n\nMy own verdict:\n{real}")

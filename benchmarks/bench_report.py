@@ -223,9 +223,9 @@ def main() -> None:
     print("ratio: the report's time / helm-summarize's on the same suite")
     print("\nseconds per step of the report (progress.py's steps; start-up: Python, imports, printing):")
     names = list(dict.fromkeys(name for row in rows for name in row[1].steps))
-    print("models  " + "  ".join(f"{name:>17}" for name in names))
+    print("models  " + "  ".join(names))
     for n, report, *_ in rows:
-        print(f"{n:>6}  " + "  ".join(f"{report.steps.get(name, float('nan')):>17.2f}" for name in names))
+        print(f"{n:>6}  " + "  ".join(f"{report.steps.get(name, float('nan')):>{len(name)}.2f}" for name in names))
     if 16 in seconds and 64 in seconds:
         print(f"\n64 models / 16 models: {seconds[64] / seconds[16]:.2f}x the time (goal <= 2.5x)")
         steps = {n: row[1].steps for row in rows for n in (row[0],) if n in (16, 64)}

@@ -14,7 +14,8 @@ directory that cannot be read, and a rating that matches no run or note, are nam
 reported.
 
 This module is the console script's door (names.py): its arguments and what the terminal is told. Reading the
-suite is suite.py's (with rows.py), the tables are tables.py's, the files outputs.py's.
+suite is suite.py's (with rows.py), the tables are tables.py's, the files outputs.py's, the progress bar on
+stderr (a terminal only, once the report has run a few seconds) progress.py's.
 """
 
 from __future__ import annotations

@@ -170,8 +170,10 @@ def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
         "tokens_in",
         "tokens_out",
         "structured",
+        "reported_model",
         "model_deployment",
     ]
+    assert steady["reported_model"] == "steady"  # the model the server said it ran (no fingerprint sent)
     reply = verdict_json(server.scores_for("steady", prompt), prompt)
     verdict_tokens = len(reply.split())
     assert (steady["tokens_in"], steady["tokens_out"]) == (len(prompt.split()), verdict_tokens)

@@ -56,7 +56,8 @@ def bootstrap_differences(
         share = ((means > 0) + 0.5 * (means == 0)).mean(axis=0)
         tied = (means == points[start : start + PAIRS_PER_PRODUCT]).mean(axis=0) > MINIMUMS.max_tied_resample_share
         parts.append((low, high, share, tied))
-    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))  # type: ignore[return-value]
+    low, high, share, tied = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return low, high, share, tied
 
 
 def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: BootstrapSettings) -> pd.DataFrame:

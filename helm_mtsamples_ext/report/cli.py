@@ -14,7 +14,8 @@ directory that cannot be read, and a rating that matches no run or note, are nam
 reported.
 
 This module is the console script's door (names.py): its arguments and what the terminal is told. Reading the
-suite is suite.py's (with rows.py), the tables are tables.py's, the files outputs.py's.
+suite is suite.py's (with rows.py), the tables are tables.py's, the files outputs.py's, the progress bar on
+stderr (a terminal only, once the report has run a few seconds) progress.py's.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
+
 from helm_mtsamples_ext.masking import machine_keys, mask_table
-from helm_mtsamples_ext.report.cost import PricesError, load_prices, unpriced
+from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
+from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import RatingRound
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.report.render import terminal_leaderboard
@@ -95,30 +99,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PricesError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    with ReportProgress() as progress:
+        done = _report(args, suite_dir, prices, progress)
+    if done is None:
+        return 1
+    tables, out = done
+    print(terminal_leaderboard(tables["leaderboard"]))
+    print("\n" + "\n".join(audit_lines(tables) + version_warnings(judge_versions(tables["instances"]))))
+    print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
+    return 0
+
+
+def _report(
+    args: argparse.Namespace, suite_dir: Path, prices: Prices | None, progress: ReportProgress
+) -> tuple[dict[str, pd.DataFrame], Path] | None:
+    """Read the suite, build the tables and write the report directory; None after saying why on stderr.
+    The bar (progress.py) is cleared before the leaderboard is printed."""
+    progress.step("reading the suite")
     data = load_suite(suite_dir)
     data.instances = mask_table(data.instances, machine_keys())  # keys recorded by older releases stay off the page
     for problem in data.problems:
-        print(f"warning: run skipped, {problem}", file=sys.stderr)
+        progress.say(f"warning: run skipped, {problem}")
     if data.instances.empty:
-        print(f"error: no readable mtsamples_procedures run in {suite_dir}", file=sys.stderr)
-        return 1
+        progress.say(f"error: no readable mtsamples_procedures run in {suite_dir}")
+        return None
     settings = BootstrapSettings(n_resamples=args.bootstrap, seed=args.seed)
     try:
         ratings = suite_ratings(args.ratings, data.instances, args.suite) if args.ratings else None
     except RatingsError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
+        progress.say(f"error: {error}")
+        return None
+    progress.step("tables")
     tables = build_tables(data.instances, settings, ratings, prices)
     for judge in unpriced(data.instances, prices) if prices else []:
-        print(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing", file=sys.stderr)
-    out = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
+        progress.say(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing")
+    out: Path = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
     sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
-    write_report(tables, out, args.suite, data.problems, settings_text, sample)
-    print(terminal_leaderboard(tables["leaderboard"]))
-    print("\n" + "\n".join(audit_lines(tables) + version_warnings(judge_versions(data.instances))))
-    print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
-    return 0
+    write_report(tables, out, args.suite, data.problems, settings_text, sample, progress)
+    return tables, out
 
 
 if __name__ == "__main__":

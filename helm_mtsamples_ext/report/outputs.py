@@ -16,6 +16,7 @@ from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.figure import write_figure
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
+from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
 from helm_mtsamples_ext.report.review import write_review
@@ -37,9 +38,13 @@ def write_report(
     problems: list[str],
     settings_text: str,
     sample: RatingRound = EVERY_ANSWER,
+    progress: ReportProgress | None = None,
 ) -> None:
     """Every file of the report directory ``out`` (created if missing); judge_audit.csv only for a suite with
-    control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always."""
+    control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always. ``progress``
+    is told each step."""
+    step = progress.step if progress is not None else (lambda name: None)
+    step("CSV tables")
     out.mkdir(parents=True, exist_ok=True)
     instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
     instances.to_csv(out / "instances.csv", index=False)
@@ -56,8 +61,11 @@ def write_report(
     versions.to_csv(out / "judge_versions.csv", index=False)
     if "judge_human_agreement" in tables:
         tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
+    step("figure")
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
+    step("review page")
     write_review(tables["instances"], out / "report.html", suite, sample)
+    step("report.md")
     report = markdown_report(
         suite,
         tables,

@@ -82,8 +82,15 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+ALL_PAIRS_UP_TO = 8
+"""report.md lists every pair of a panel up to this many models (28 pairs); past it, each model against the next
+one down, and pairwise.csv keeps every pair. A reader asks "is #3 really above #4?"; 2,016 rows at 64 models
+answer no question a reader asks (and made report.md 198 KB)."""
+
+
 def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame(
+    """Pairs as strings; with rank_a and rank_b (adjacent ranks), a "ranks" column "#3 vs #4" after the panel."""
+    display = pd.DataFrame(
         {
             "panel": pairs["panel"],
             "A": pairs["model_a"],
@@ -97,6 +104,52 @@ def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
             ],
         }
     )
+    if "rank_a" in pairs:
+        display.insert(1, "ranks", [f"#{a} vs #{b}" for a, b in zip(pairs["rank_a"], pairs["rank_b"], strict=True)])
+    return display
+
+
+def _separated(pairs: pd.DataFrame) -> pd.Series:
+    """A pair the 95% interval tells apart: an interval that excludes 0."""
+    return (pairs["ci_low"] > 0) | (pairs["ci_high"] < 0)
+
+
+def _summary(panel: str, n_models: int, pairs: pd.DataFrame, adjacent: pd.DataFrame) -> str:
+    """One line per large panel: how many of its pairs (all in pairwise.csv) and of its adjacent ranks are apart."""
+    interval = pairs["ci_low"].notna() & pairs["ci_high"].notna()
+    apart = int(_separated(pairs).sum())
+    return (
+        f"- Panel `{panel}`, {n_models} models: {len(pairs):,} pairs in `pairwise.csv`, {apart:,} separated (95% "
+        f"interval excluding 0), {int(interval.sum()) - apart:,} not, {int((~interval).sum()):,} without an "
+        f"interval. Adjacent ranks separated: {int(_separated(adjacent).sum())} of {len(adjacent)}."
+    )
+
+
+def pairwise_markdown(pairs: pd.DataFrame, board: pd.DataFrame) -> list[str]:
+    """report.md's "Pairwise comparisons": every pair of a panel of up to ALL_PAIRS_UP_TO models; past that, a
+    summary line and adjacent ranks only (is #3 really above #4?), so the section grows with the models, not with
+    their square. pairwise.csv keeps every pair."""
+    lines = ["## Pairwise comparisons", ""]
+    if pairs.empty:
+        return [*lines, "No pair of models shares a judge panel, so there is nothing to compare."]
+    sizes = board.groupby("panel")["model"].size()
+    if not (sizes > ALL_PAIRS_UP_TO).any():
+        return [*lines, markdown_table(_pairwise_display(pairs))]
+    ranks = board[["panel", "model", "rank"]]
+    for side in ("a", "b"):
+        named = ranks.rename(columns={"model": f"model_{side}", "rank": f"rank_{side}"})
+        pairs = pairs.merge(named, on=["panel", f"model_{side}"], how="left")
+    large = pairs["panel"].map(sizes) > ALL_PAIRS_UP_TO
+    adjacent = pairs["rank_b"] == pairs["rank_a"] + 1
+    for panel, rows in pairs[large].groupby("panel", sort=False):
+        lines.append(_summary(str(panel), int(sizes[panel]), rows, rows[rows["rank_b"] == rows["rank_a"] + 1]))
+    lines += [
+        f"- Below: every pair of a panel of up to {ALL_PAIRS_UP_TO} models; in a larger panel, each model against the "
+        "next one down.",
+        "",
+        markdown_table(_pairwise_display(pairs[~large | adjacent])),
+    ]
+    return lines
 
 
 def _specialty_display(specialty: pd.DataFrame) -> pd.DataFrame:
@@ -183,13 +236,8 @@ def markdown_report(
         "",
         *panel_alpha_markdown(board, tables["instances"]),
         *(cost or []),
-        "## Pairwise comparisons",
-        "",
+        *pairwise_markdown(pairs, board),
     ]
-    if pairs.empty:
-        lines.append("No pair of models shares a judge panel, so there is nothing to compare.")
-    else:
-        lines.append(markdown_table(_pairwise_display(pairs)))
     if audit is not None:
         lines += ["", *audit_markdown(audit)]
     if "judge_human_agreement" in tables:

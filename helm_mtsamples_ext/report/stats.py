@@ -1,11 +1,12 @@
-"""The report's statistics: rewards, bootstrap intervals, pairwise comparisons, judge agreement.
+"""The report's statistics: rewards, bootstrap intervals, a pair's paired difference, judge agreement.
 
 Pure pandas on the per-judge table that `report.py` reads from a suite; no I/O. Scores, judge and note rewards
 and failures arrive already decided by `scoring.score_note` (the metric's own rules), and judge agreement is
 `scoring.ordinal_alpha`, so report.md and HELM's stats cannot drift apart; this module only aggregates.
 Uncertainty is about the notes, so bootstraps resample notes, never individual judge calls. Below
 `evidence.MINIMUMS.notes_for_verdict` notes, or when most resamples tie, an interval is NaN (no interval), never a
-zero-width one; rank statistics (the ranking, win shares) compare rewards through `ties.settled`.
+zero-width one; rank statistics (the ranking, win shares) compare rewards through `ties.settled`. The table of
+every pair of models is pairwise.py's, which computes `paired_difference` for all pairs at once.
 """
 
 from __future__ import annotations
@@ -184,30 +185,6 @@ def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: Bootstra
     columns += ["n_notes", "n_judged", "n_unjudged", "n_empty_answers", "judge_calls", "judge_failures"]
     columns += ["judge_failure_rate", *(f"alpha_{dim}" for dim in DIMENSIONS), "mean_output_words", "run"]
     return board[columns].reset_index(drop=True)
-
-
-PAIR_KEYS = ["panel", "model_a", "model_b"]
-
-
-def pairwise(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
-    """Every pair of models within a panel (A ranked above B), compared on the notes judged for both."""
-    ranks = board[["panel", "model", "rank"]]
-    pairs = ranks.merge(ranks, on="panel", suffixes=("_a", "_b"))
-    pairs = pairs.loc[pairs["rank_a"] < pairs["rank_b"], PAIR_KEYS]
-
-    judged = notes.loc[notes["reward"].notna(), ["panel", "model", "note", "reward"]]
-    joined = judged.merge(judged, on=["panel", "note"], suffixes=("_a", "_b")).merge(pairs, on=PAIR_KEYS)
-    joined["diff"] = settled(joined["reward_a"]) - settled(joined["reward_b"])
-    grouped = joined.groupby(PAIR_KEYS)
-    means = grouped.agg(n_notes=("note", "size"), reward_a=("reward_a", "mean"), reward_b=("reward_b", "mean"))
-    means = means.reset_index() if len(means) else _empty(PAIR_KEYS, list(means.columns))
-    boot = grouped["diff"].apply(lambda s: paired_difference(s.to_numpy(), settings))
-    columns = ["difference", "ci_low", "ci_high", "share_a_wins"]
-    result = pairs.merge(means, on=PAIR_KEYS, how="left").merge(
-        _split(boot, PAIR_KEYS, columns), on=PAIR_KEYS, how="left"
-    )
-    result["n_notes"] = result["n_notes"].fillna(0).astype(int)
-    return result[[*PAIR_KEYS, "n_notes", "reward_a", "reward_b", *columns]].reset_index(drop=True)
 
 
 def by_specialty(notes: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:

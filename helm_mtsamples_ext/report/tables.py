@@ -19,9 +19,10 @@ from helm_mtsamples_ext.report.audit_warnings import (
 )
 from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.human_agreement import human_tables
+from helm_mtsamples_ext.report.pairwise import pairwise
 from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
 from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
-from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table, pairwise
+from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table
 
 
 def build_tables(

@@ -1,0 +1,118 @@
+"""Every pair of a panel's models compared at once: one bootstrap draw shared by all pairs, no loop over resamples.
+
+Why not a bootstrap per pair: a panel of 64 models has 2,016 pairs, and a `scipy.stats.bootstrap` call per pair
+(plus a Python pass over its 2,000 resamples for the ties) made the pairwise table most of the report's time.
+A pair's resampled mean difference is `counts @ diffs / n`, where row r of `counts` says how many times resample
+r drew each of the pair's n notes. scipy draws its resample from a fresh generator seeded with the report's seed
+(`rng.integers(0, n, (n_resamples, n))`), so every pair over n notes already shared that draw: here it is made
+once per note count and multiplied with every such pair's differences in one matrix product. The numbers are
+`stats.paired_difference`'s, pair by pair, up to the order of float sums (tests/report/test_pairwise.py checks
+that): the mean difference on settled rewards, the percentile interval, the win share with a tied resample
+counting half, and evidence.py's minimums (no interval nor share below `notes_for_verdict` notes, no interval
+when more than `max_tied_resample_share` of the resamples tie).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from helm_mtsamples_ext.report.evidence import MINIMUMS
+from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.report.ties import settled
+
+PAIR_KEYS = ["panel", "model_a", "model_b"]
+COLUMNS = [*PAIR_KEYS, "n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high", "share_a_wins"]
+PAIRS_PER_PRODUCT = 1024
+"""Pairs multiplied at once: bounds the resampled means held in memory (2,000 x 1,024 floats, 16 MB)."""
+
+
+@lru_cache(maxsize=8)
+def resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """(n_resamples, n): how many times each resample draws each of n notes, from scipy's own draw."""
+    drawn = np.random.default_rng(seed).integers(0, n, (n_resamples, n))
+    rows = np.repeat(np.arange(n_resamples) * n, n)
+    counts = np.bincount(rows + drawn.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+    counts.flags.writeable = False  # cached: shared by every caller
+    return counts
+
+
+def bootstrap_differences(
+    diffs: np.ndarray, n_resamples: int, seed: int, confidence: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(CI low, CI high, win share, mostly tied) per column of ``diffs`` (notes x pairs, every pair on the same
+    notes), all pairs from one resample draw."""
+    n = diffs.shape[0]
+    counts = resample_counts(n, n_resamples, seed)
+    points = settled(diffs.mean(axis=0))
+    alpha = (1 - confidence) / 2
+    parts = []
+    for start in range(0, diffs.shape[1], PAIRS_PER_PRODUCT):
+        means = counts @ diffs[:, start : start + PAIRS_PER_PRODUCT] / n
+        low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
+        means = settled(means)
+        share = ((means > 0) + 0.5 * (means == 0)).mean(axis=0)
+        tied = (means == points[start : start + PAIRS_PER_PRODUCT]).mean(axis=0) > MINIMUMS.max_tied_resample_share
+        parts.append((low, high, share, tied))
+    low, high, share, tied = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return low, high, share, tied
+
+
+def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: BootstrapSettings) -> pd.DataFrame:
+    """Every pair of ``models`` (best rank first) from their rewards (notes x models, NaN where unjudged)."""
+    a, b = np.triu_indices(len(models), k=1)
+    both = ~np.isnan(rewards[:, a]) & ~np.isnan(rewards[:, b])
+    n_notes = both.sum(axis=0)
+    counted = np.where(n_notes > 0, n_notes, np.nan)
+    steady = settled(np.nan_to_num(rewards))
+    diffs = np.where(both, steady[:, a] - steady[:, b], 0.0)
+    table = pd.DataFrame(
+        {
+            "panel": panel,
+            "model_a": np.asarray(models, dtype=object)[a],
+            "model_b": np.asarray(models, dtype=object)[b],
+            "n_notes": n_notes,
+            "reward_a": np.where(both, np.nan_to_num(rewards[:, a]), 0.0).sum(axis=0) / counted,
+            "reward_b": np.where(both, np.nan_to_num(rewards[:, b]), 0.0).sum(axis=0) / counted,
+            "difference": diffs.sum(axis=0) / counted,
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+            "share_a_wins": np.nan,
+        }
+    )
+    enough = n_notes >= max(2, MINIMUMS.notes_for_verdict)
+    if not enough.any():
+        return table
+    # Pairs judged on the same notes share a resample draw: group them by which notes they have.
+    masks, group = np.unique(both[:, enough].T, axis=0, return_inverse=True)
+    columns = np.flatnonzero(enough)
+    for g, mask in enumerate(masks):
+        pairs = columns[group.ravel() == g]
+        low, high, share, tied = bootstrap_differences(
+            diffs[np.ix_(mask, pairs)],
+            settings.n_resamples,
+            settings.seed,
+            settings.confidence,
+        )
+        table.loc[pairs, "ci_low"] = np.where(tied, np.nan, low)
+        table.loc[pairs, "ci_high"] = np.where(tied, np.nan, high)
+        table.loc[pairs, "share_a_wins"] = share
+    return table
+
+
+def pairwise(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """Every pair of models within a panel (A ranked above B), compared on the notes judged for both; the
+    panels in the leaderboard's order, the pairs by A's rank, then B's."""
+    frames = []
+    for panel, ranks in board.groupby("panel", sort=False):
+        models = ranks.sort_values("rank")["model"].tolist()
+        if len(models) < 2:
+            continue
+        judged = notes.loc[(notes["panel"] == panel) & notes["reward"].notna()]
+        wide = judged.pivot(index="note", columns="model", values="reward").reindex(columns=models)
+        frames.append(_panel_pairs(str(panel), models, wide.to_numpy(dtype=float), settings))
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=object if c in PAIR_KEYS else float) for c in COLUMNS})
+    return pd.concat(frames, ignore_index=True)[COLUMNS]

@@ -8,8 +8,9 @@ an exact copy: each model's judge scores are the base run's moved by a seeded -1
 the models differ a little, as real ones do, and the pairwise bootstraps are not all ties.
 
 For each suite, in a subprocess of its own: the report's wall time and peak RSS, report.md's and report.html's
-sizes, then report.html's load in headless Chromium (/usr/bin/chromium, through Playwright: `goto` until the
-`load` event); and HELM's built-in on the same suite in the same run, `helm-summarize` with the suite's schema,
+sizes and the text report.html must hold (its embedded strings, each once), then report.html in headless Chromium
+(/usr/bin/chromium, through Playwright): its first screen (the page's `review:first-screen` mark) and its `load`
+event; and HELM's built-in on the same suite in the same run, `helm-summarize` with the suite's schema,
 with the ratio. The goal line is the issue's: the 64-model report within 2.5x the 16-model one.
 
     python benchmarks/bench_report.py [--models 1 16 64] [--bootstrap 2000] [--keep DIR] [--no-browser]
@@ -136,8 +137,10 @@ def report_child(steps_file: str, argv: list[str]) -> int:
     return code
 
 
-def chromium_load(html: Path) -> float | None:
-    """Seconds from `goto` to the `load` event of report.html in headless Chromium; None without a browser."""
+def chromium_load(html: Path) -> tuple[float, float | None] | None:
+    """Seconds from `goto` to the `load` event of report.html in headless Chromium, and to the page's first screen
+    (the `review:first-screen` mark the page's script sets once the first notes are drawn); None without a browser.
+    """
     if not Path(CHROMIUM).exists():
         return None
     try:
@@ -151,8 +154,20 @@ def chromium_load(html: Path) -> float | None:
         start = time.perf_counter()
         page.goto(html.as_uri(), wait_until="load", timeout=600_000)
         seconds = time.perf_counter() - start
+        mark = page.evaluate(
+            "() => { const m = performance.getEntriesByName('review:first-screen'); return m.length ? m[0].startTime"
+            " : null; }"
+        )
         browser.close()
-    return seconds
+    return seconds, None if mark is None else mark / 1000
+
+
+def text_held(html: Path) -> float:
+    """MB of text the page must hold: the UTF-8 bytes of every string in its embedded data, each counted once."""
+    match = re.search(r'<script type="application/json" id="review-data">(.*?)</script>', html.read_text(), re.S)
+    if not match:
+        return float("nan")
+    return sum(len(text.encode()) for text in json.loads(match.group(1))["strings"]) / 1e6
 
 
 def main() -> None:
@@ -206,19 +221,24 @@ def main() -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
     print(f"\n{N_NOTES} notes x {len(JUDGES)} judges per model, --bootstrap {args.bootstrap}")
-    header = "models  report s  peak RSS MiB  report.md KB  report.html MB  Chromium load s  helm-summarize s  ratio"
+    header = (
+        "models  report s  peak RSS MiB  report.md KB  text held MB  report.html MB  first screen s  Chromium load s"
+        "  helm-summarize s  ratio"
+    )
     print(header)
     seconds = {}
     for n, report, summarize, md, html, load in rows:
         seconds[n] = report.seconds
         md_kb = md.stat().st_size / 1024 if md.is_file() else float("nan")
         html_mb = html.stat().st_size / 1e6 if html.is_file() else float("nan")
-        load_text = "n/a" if load is None else f"{load:.2f}"
+        load_text = "n/a" if load is None else f"{load[0]:.2f}"
+        first = "n/a" if load is None or load[1] is None else f"{load[1]:.2f}"
+        text_mb = text_held(html) if html.is_file() else float("nan")
         ratio = report.seconds / summarize.seconds
         failed = "" if report.returncode == 0 and summarize.returncode == 0 else "  (a command failed: see stderr)"
         print(
-            f"{n:>6}  {report.seconds:>8.1f}  {report.peak_rss_mib:>12.0f}  {md_kb:>12.1f}  {html_mb:>14.1f}  "
-            f"{load_text:>15}  {summarize.seconds:>16.1f}  {ratio:>5.2f}{failed}"
+            f"{n:>6}  {report.seconds:>8.1f}  {report.peak_rss_mib:>12.0f}  {md_kb:>12.1f}  {text_mb:>12.1f}  "
+            f"{html_mb:>14.1f}  {first:>14}  {load_text:>15}  {summarize.seconds:>16.1f}  {ratio:>5.2f}{failed}"
         )
     print("ratio: the report's time / helm-summarize's on the same suite")
     print("\nseconds per step of the report (progress.py's steps; start-up: Python, imports, printing):")

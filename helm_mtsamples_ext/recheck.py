@@ -26,6 +26,7 @@ from pathlib import Path
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
+from helm_mtsamples_ext.report.cells import safe_rows
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
 from helm_mtsamples_ext.report.judged_answers import (
@@ -111,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with (out / DRIFT_FILE).open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=DRIFT_COLUMNS)
         writer.writeheader()
-        writer.writerows(row.row() for row in rows)
+        writer.writerows(safe_rows(row.row() for row in rows))
     print("\n".join(drift_line(row) for row in rows))
     print(f"Drift written to {out / DRIFT_FILE}")
     return 0

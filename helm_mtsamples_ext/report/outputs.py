@@ -13,6 +13,7 @@ import pandas as pd
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
+from helm_mtsamples_ext.report.cells import write_csv
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.figure import write_figure
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
@@ -47,20 +48,20 @@ def write_report(
     step("CSV tables")
     out.mkdir(parents=True, exist_ok=True)
     instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
-    instances.to_csv(out / "instances.csv", index=False)
+    write_csv(instances, out / "instances.csv")
     try:
         instances.to_parquet(out / "instances.parquet", index=False)
     except ImportError:
         hlog("pyarrow is not installed: instances.parquet not written")
     for name in ("leaderboard", "pairwise", "by_specialty", "judge_self_preference"):
-        tables[name].to_csv(out / f"{name}.csv", index=False)
+        write_csv(tables[name], out / f"{name}.csv")
     audit = tables["judge_audit"]
     if not audit.empty:  # only a suite with control runs has an audit
-        audit.to_csv(out / "judge_audit.csv", index=False)
+        write_csv(audit, out / "judge_audit.csv")
     versions = judge_versions(tables["instances"])
-    versions.to_csv(out / "judge_versions.csv", index=False)
+    write_csv(versions, out / "judge_versions.csv")
     if "judge_human_agreement" in tables:
-        tables["judge_human_agreement"].to_csv(out / "judge_human_agreement.csv", index=False)
+        write_csv(tables["judge_human_agreement"], out / "judge_human_agreement.csv")
     step("figure")
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
     step("review page")

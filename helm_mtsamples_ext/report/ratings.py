@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helm_mtsamples_ext.report.cells import restore
 from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
 COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")
@@ -41,19 +42,6 @@ ANSWER = ["run", "instance_id"]
 MAX_BYTES = 10 * 1024 * 1024
 """The largest ratings file read (a round of a thousand rated answers with comments is well under 1 MB)."""
 _SCORE = re.compile(r"[0-9]+", re.ASCII)
-_FORMULA = re.compile(r"'*[=+\-@\t\r]")
-"""A cell a spreadsheet runs: a leading = + - @ tab or CR, after any leading quotes (so neutralising is undone)."""
-
-
-def neutralise(cell: str) -> str:
-    """``cell`` as the page exports it: a leading quote before a cell a spreadsheet would run as a formula
-    (the page's JavaScript applies this same rule: templates/rating.html.j2)."""
-    return "'" + cell if _FORMULA.match(cell) else cell
-
-
-def restore(cell: str) -> str:
-    """``neutralise`` undone: ``restore(neutralise(c)) == c`` for every cell."""
-    return cell[1:] if cell.startswith("'") and _FORMULA.match(cell) else cell
 
 
 def rater_key(name: str) -> str:

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from helm_mtsamples_ext.report.ratings import (
     COLUMNS,
@@ -16,9 +14,7 @@ from helm_mtsamples_ext.report.ratings import (
     RatingsError,
     human_reward,
     match,
-    neutralise,
     read_ratings,
-    restore,
 )
 
 HEADER = ",".join(COLUMNS)
@@ -72,31 +68,6 @@ def test_rater_names_equal_after_trimming_and_case_folding_are_one_rater(tmp_pat
     twice = write(tmp_path / "b.csv", f"{RUN},id_n1.txt,m,Dr Test,5,4,3,", f"{RUN},id_n1.txt,m,dr test,2,2,2,")
     with pytest.raises(RatingsError, match="rater 'Dr Test' rated id_n1.txt .* more than once"):
         read_ratings([twice])  # one person's double rating, not inter-rater agreement
-
-
-NEUTRALISED = [
-    ('=HYPERLINK("http://x.example","click")', '\'=HYPERLINK("http://x.example","click")'),
-    ("+1 day", "'+1 day"),
-    ("- missing follow-up", "'- missing follow-up"),
-    ("@SUM(A1)", "'@SUM(A1)"),
-    ("\tindented", "'\tindented"),
-    ("\rreturn", "'\rreturn"),
-    ("'=already quoted", "''=already quoted"),
-    ("'tis fine", "'tis fine"),
-    ("fine = good", "fine = good"),
-    ("", ""),
-]
-
-
-@pytest.mark.parametrize(("cell", "exported"), NEUTRALISED)
-def test_a_cell_a_spreadsheet_would_run_is_exported_with_a_leading_quote(cell: str, exported: str) -> None:
-    assert neutralise(cell) == exported and restore(exported) == cell
-
-
-@given(st.text())
-def test_neutralising_is_undone_for_every_cell(cell: str) -> None:
-    assert restore(neutralise(cell)) == cell
-    assert not re.match(r"[=+\-@\t\r]", neutralise(cell))
 
 
 def test_an_exported_file_with_neutralised_cells_reads_back_as_written(tmp_path: Path) -> None:

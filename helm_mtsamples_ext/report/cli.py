@@ -29,7 +29,6 @@ import pandas as pd
 
 from helm_mtsamples_ext.masking import machine_keys, mask_table
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
-from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import RatingRound
@@ -105,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     tables, out = done
     print(terminal_leaderboard(tables["leaderboard"]))
-    print("\n" + "\n".join(audit_lines(tables) + version_warnings(judge_versions(tables["instances"]))))
+    print("\n" + "\n".join(audit_lines(tables)))
     print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
     return 0
 

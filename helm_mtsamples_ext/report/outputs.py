@@ -16,7 +16,7 @@ from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cells import write_csv
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.figure import write_figure
-from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
+from helm_mtsamples_ext.report.judge_versions import judge_versions
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
@@ -74,7 +74,7 @@ def write_report(
         problems,
         settings_text,
         audit,
-        audit_lines(tables) + version_warnings(versions),
+        audit_lines(tables),
         cost_markdown(tables["leaderboard"]),
     )
     (out / "report.md").write_text(report, encoding="utf-8")

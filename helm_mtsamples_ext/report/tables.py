@@ -19,6 +19,7 @@ from helm_mtsamples_ext.report.audit_warnings import (
 )
 from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.human_agreement import human_tables
+from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.pairwise import pairwise
 from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
 from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
@@ -49,11 +50,13 @@ def build_tables(
 
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """Each panel's audit verdict, each model above its ceiling, each judge favouring its own family, and each
-    panel's failed calls with why, one line each (stdout and report.md's top)."""
+    """Each panel's audit verdict, each model above its ceiling, each judge favouring its own family or whose
+    verdicts came from more than one model version, and each panel's failed calls with why, one line each
+    (stdout, report.md's top and the leaderboard schema's notes)."""
     board = tables["leaderboard"]
     panels = list(dict.fromkeys(board["panel"]))
     lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
     calls = tables["instances"][["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
-    return lines + (warning_lines(preference) if preference is not None else []) + panel_lines(calls)
+    lines += warning_lines(preference) if preference is not None else []
+    return lines + version_warnings(judge_versions(tables["instances"])) + panel_lines(calls)

@@ -97,3 +97,17 @@ def test_the_report_writes_judge_versions_csv_and_warns_in_stdout_and_report_md(
     assert warning in (tmp_path / "r" / "report.md").read_text()
     instances = read(tmp_path / "r", "instances")
     assert set(instances.loc[instances["judge"] == one, "reported_model"]) == {"judge-v1", "judge-v2"}
+
+
+def test_the_leaderboard_schema_notes_carry_the_version_warning_as_report_md_does(tmp_path: Path) -> None:
+    """schema.suite_audit gives the lines report.md opens with: a judge of two versions is named there too."""
+    from helm_mtsamples_ext.schema import suite_audit
+
+    one, two = JUDGES
+    verdicts = {
+        note.filename: {one: {**ok(4, 4, 4), "reported_model": f"judge-v{1 + (i >= 3)}"}, two: ok(3, 3, 3)}
+        for i, note in enumerate(NOTES)
+    }
+    build_suite(tmp_path, [Run("acme/m", JUDGES, verdicts)])
+    (warning,) = [line for line in suite_audit(tmp_path / "runs" / "v1") if "more than one" in line]
+    assert warning.startswith(f"WARNING: Judge {one} (panel {'+'.join(JUDGES)})") and "judge-v1 (3 verdicts)" in warning

@@ -12,6 +12,7 @@ from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
 from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
 from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
+from helm_mtsamples_ext.report.self_preference import self_preference_markdown
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
@@ -240,6 +241,9 @@ def markdown_report(
     ]
     if audit is not None:
         lines += ["", *audit_markdown(audit)]
+    preference = tables.get("judge_self_preference")
+    if preference is not None and not preference.empty:
+        lines += ["", *self_preference_markdown(preference)]
     if "judge_human_agreement" in tables:
         lines += ["", *agreement_markdown(tables)]
     lines += ["", "## Reward by specialty", "", markdown_table(_specialty_display(tables["by_specialty"])), ""]

@@ -1,4 +1,5 @@
-"""A judge that favours its own family is caught, through HELM's real helm-run and helm-mtsamples-report.
+"""Self-preference through HELM's real helm-run and helm-mtsamples-report: families read from the suite's metadata,
+and one model per family is not enough to tell a judge's taste for that model from a lean toward its family.
 
 Three hosted judges and three models under test, all loopback servers registered in the suite's ``prod_env`` as a
 user registers any model: their ``model_metadata.yaml`` names each one's creator (Alpha, Beta, Gamma), and nothing
@@ -52,7 +53,7 @@ def write_prod_env(prod_env: Path, base_url: str) -> None:
     (prod_env / "model_deployments.yaml").write_text(yaml.safe_dump({"model_deployments": deployments}))
 
 
-def test_the_judge_adding_a_point_for_its_own_family_is_flagged_and_the_others_are_not(
+def test_one_model_per_family_reads_cannot_tell_and_warns_no_judge_even_the_leaning_one(
     synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:
     panel = "+".join(f"{name.split('-')[0]}/{name}" for name in JUDGES)
@@ -73,13 +74,13 @@ def test_the_judge_adding_a_point_for_its_own_family_is_flagged_and_the_others_a
         rows = {row["judge"]: row for row in csv.DictReader(f)}
     assert {judge: rows[judge]["family"] for judge in JUDGES} == {f"{j}-judge": f for j, f in FAMILIES.items()}
     assert {(row["n_own"], row["n_other"]) for row in rows.values()} == {(str(NOTES), str(2 * NOTES))}
-    # alpha-judge: d = its reward - .6 (beta and gamma always sum to 6 points), .2 higher on alpha's plans.
+    # alpha-judge adds a point to alpha-writer's plans; with one writer per family that is also a taste for that
+    # one model, which a family bias cannot be told from: the row says so, with its figure and no interval.
     alpha = rows["alpha-judge"]
     assert float(alpha["self_preference"]) == pytest.approx(0.2)
-    assert 0 < float(alpha["ci_low"]) < 0.2 < float(alpha["ci_high"])
-    for judge in ("beta-judge", "gamma-judge"):
-        assert float(rows[judge]["ci_low"]) < 0 < float(rows[judge]["ci_high"]), rows[judge]
-
-    warnings = [line for line in output.splitlines() if "favours its own family" in line]
-    assert len(warnings) == 1 and warnings[0].startswith("WARNING: judge alpha-judge (family Alpha) favours")
-    assert warnings[0] in (out / "mtsamples_report" / "fam" / "report.md").read_text()
+    assert (alpha["ci_low"], alpha["ci_high"]) == ("", "")
+    for row in rows.values():
+        assert row["reading"].startswith("cannot tell: one model on a side"), row
+    assert "favours its own family" not in output
+    report = (out / "mtsamples_report" / "fam" / "report.md").read_text()
+    assert "## Self-preference" in report and "`alpha-judge` (Alpha, panel" in report

@@ -64,10 +64,14 @@ def test_a_suite_that_stored_no_families_lists_its_judges_with_blank_self_prefer
         "family",
         "n_own",
         "n_other",
+        "n_own_models",
+        "n_other_models",
         "self_preference",
         "ci_low",
         "ci_high",
+        "reading",
     ]
     assert list(table["judge"]) == ["judge-one", "judge-two"] and (table["n_own"] == 0).all()
     assert table["family"].isna().all() and table["self_preference"].isna().all()
+    assert set(table["reading"]) == {"cannot tell: its family is unknown"}
     assert "favours its own family" not in (out / "report.md").read_text()

@@ -18,13 +18,18 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
+from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.ties import settled
 
 PAIR_KEYS = ["panel", "model_a", "model_b"]
-COLUMNS = [*PAIR_KEYS, "n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high", "share_a_wins"]
+COLUMNS = [*PAIR_KEYS, "n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high"]
+COLUMNS += ["share_resamples_a_ahead", "p_value", "p_holm", "separated", "separated_holm"]
+CONTROL = "not counted (control)"
+"""separated_holm of a pair with a control: controls are checks on the judges, not models in the comparison."""
 PAIRS_PER_PRODUCT = 1024
 """Pairs multiplied at once: bounds the resampled means held in memory (2,000 x 1,024 floats, 16 MB)."""
 
@@ -39,11 +44,24 @@ def resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
+def ranking_notes(wide: pd.DataFrame) -> pd.Index:
+    """The notes judged for every model under test in ``wide`` (notes x models rewards): what a panel
+    is ranked and compared on. Controls, and models judged on fewer notes than a verdict needs (nothing could be
+    said of them anyway), do not narrow it: one model whose judge failed everywhere would leave every pair of its
+    panel without notes."""
+    judged = wide.notna()
+    counted = judged.sum(axis=0) >= max(1, MINIMUMS.notes_for_verdict)
+    counted &= [not control_kind(m) for m in wide.columns]
+    if not counted.any():
+        return wide.index
+    return wide.index[judged.loc[:, counted].all(axis=1).to_numpy()]
+
+
 def bootstrap_differences(
     diffs: np.ndarray, n_resamples: int, seed: int, confidence: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(CI low, CI high, win share, mostly tied) per column of ``diffs`` (notes x pairs, every pair on the same
-    notes), all pairs from one resample draw."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(CI low, CI high, share of resamples with A ahead, mostly tied, resampled standard deviation) per column of
+    ``diffs`` (notes x pairs, every pair on the same notes), all pairs from one resample draw."""
     n = diffs.shape[0]
     counts = resample_counts(n, n_resamples, seed)
     points = settled(diffs.mean(axis=0))
@@ -52,12 +70,39 @@ def bootstrap_differences(
     for start in range(0, diffs.shape[1], PAIRS_PER_PRODUCT):
         means = counts @ diffs[:, start : start + PAIRS_PER_PRODUCT] / n
         low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
+        spread = means.std(axis=0, ddof=1)
         means = settled(means)
         share = ((means > 0) + 0.5 * (means == 0)).mean(axis=0)
         tied = (means == points[start : start + PAIRS_PER_PRODUCT]).mean(axis=0) > MINIMUMS.max_tied_resample_share
-        parts.append((low, high, share, tied))
-    low, high, share, tied = (np.concatenate(column) for column in zip(*parts, strict=True))
-    return low, high, share, tied
+        parts.append((low, high, share, tied, spread))
+    low, high, share, tied, spread = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return low, high, share, tied, spread
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values (NaN stays NaN, and is not counted among the comparisons)."""
+    adjusted = np.full(p_values.shape, np.nan)
+    present = np.flatnonzero(~np.isnan(p_values))
+    order = present[np.argsort(p_values[present], kind="stable")]
+    m = order.size
+    steps = (m - np.arange(m)) * p_values[order]
+    adjusted[order] = np.minimum(np.maximum.accumulate(steps), 1.0)
+    return adjusted
+
+
+def _verdicts(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """``separated`` (the pair's own interval excludes 0) and, over the pairs of models under test only,
+    ``p_holm`` and ``separated_holm``; "" where a pair has no interval."""
+    has = table["ci_low"].notna() & table["ci_high"].notna()
+    apart = (table["ci_low"] > 0) | (table["ci_high"] < 0)
+    control = (table["model_a"].map(control_kind) != "") | (table["model_b"].map(control_kind) != "")
+    p_holm = holm(np.where(has & ~control, table["p_value"], np.nan))
+    corrected = np.where(p_holm < 1 - confidence, "yes", "no")
+    return table.assign(
+        separated=np.where(has, np.where(apart, "yes", "no"), ""),
+        p_holm=p_holm,
+        separated_holm=np.where(control, CONTROL, np.where(has, corrected, "")),
+    )
 
 
 def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: BootstrapSettings) -> pd.DataFrame:
@@ -79,7 +124,8 @@ def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: B
             "difference": diffs.sum(axis=0) / counted,
             "ci_low": np.nan,
             "ci_high": np.nan,
-            "share_a_wins": np.nan,
+            "share_resamples_a_ahead": np.nan,
+            "p_value": np.nan,
         }
     )
     enough = n_notes >= max(2, MINIMUMS.notes_for_verdict)
@@ -90,7 +136,7 @@ def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: B
     columns = np.flatnonzero(enough)
     for g, mask in enumerate(masks):
         pairs = columns[group.ravel() == g]
-        low, high, share, tied = bootstrap_differences(
+        low, high, share, tied, spread = bootstrap_differences(
             diffs[np.ix_(mask, pairs)],
             settings.n_resamples,
             settings.seed,
@@ -98,13 +144,16 @@ def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: B
         )
         table.loc[pairs, "ci_low"] = np.where(tied, np.nan, low)
         table.loc[pairs, "ci_high"] = np.where(tied, np.nan, high)
-        table.loc[pairs, "share_a_wins"] = share
+        table.loc[pairs, "share_resamples_a_ahead"] = share
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 2 * stats.norm.sf(np.abs(table.loc[pairs, "difference"].to_numpy(float)) / spread)
+        table.loc[pairs, "p_value"] = np.where(tied | (spread == 0), np.nan, p)
     return table
 
 
 def pairwise(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
-    """Every pair of models within a panel (A ranked above B), compared on the notes judged for both; the
-    panels in the leaderboard's order, the pairs by A's rank, then B's."""
+    """Every pair of models within a panel (A ranked above B), compared on the notes judged for both among the
+    panel's ranking notes; the panels in the leaderboard's order, the pairs by A's rank, then B's."""
     frames = []
     for panel, ranks in board.groupby("panel", sort=False):
         models = ranks.sort_values("rank")["model"].tolist()
@@ -112,7 +161,11 @@ def pairwise(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettin
             continue
         judged = notes.loc[(notes["panel"] == panel) & notes["reward"].notna()]
         wide = judged.pivot(index="note", columns="model", values="reward").reindex(columns=models)
-        frames.append(_panel_pairs(str(panel), models, wide.to_numpy(dtype=float), settings))
+        wide = wide.loc[ranking_notes(wide)]
+        frames.append(
+            _verdicts(_panel_pairs(str(panel), models, wide.to_numpy(dtype=float), settings), settings.confidence)
+        )
     if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=object if c in PAIR_KEYS else float) for c in COLUMNS})
+        text = {*PAIR_KEYS, "separated", "separated_holm"}
+        return pd.DataFrame({c: pd.Series(dtype=object if c in text else float) for c in COLUMNS})
     return pd.concat(frames, ignore_index=True)[COLUMNS]

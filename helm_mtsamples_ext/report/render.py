@@ -11,6 +11,7 @@ import pandas as pd
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
 from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
+from helm_mtsamples_ext.report.pairwise import CONTROL
 from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
 from helm_mtsamples_ext.report.self_preference import self_preference_markdown
 from helm_mtsamples_ext.rubric import DIMENSIONS
@@ -50,6 +51,10 @@ def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
         {
             "panel": board["panel"],
             "#": board["rank"],
+            "rank 95%": [
+                "n/a" if pd.isna(lo) else f"{int(lo)}-{int(hi)}" if lo != hi else f"{int(lo)}"
+                for lo, hi in zip(board["rank_low"], board["rank_high"], strict=True)
+            ],
             "model": board["model"],
             "reward": board["reward"].map(_num),
             "95% CI": _cis(board["reward_ci_low"], board["reward_ci_high"], board["n_judged"]),
@@ -83,6 +88,16 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+PAIRWISE_READING = (
+    "Each pair on the notes judged for every model of its panel (the notes the ranks read). *Separated (Holm)* is "
+    "the verdict to read: a panel of many pairs has some 95% intervals excluding 0 by chance alone (16 equal models, "
+    "120 pairs: some pair in 9 suites of 10), so each pair's normal p-value from the shared resamples is corrected "
+    "by Holm's step-down method over the panel's pairs of models under test, controls left out. `pairwise.csv` has "
+    "the pair's own verdict (`separated`) beside it. *Resamples with A ahead* is the share of bootstrap resamples in "
+    "which A's mean is higher (a tie counting half): a description of the resampling, not the probability that A "
+    "is better."
+)
+
 ALL_PAIRS_UP_TO = 8
 """report.md lists every pair of a panel up to this many models (28 pairs); past it, each model against the next
 one down, and pairwise.csv keeps every pair. A reader asks "is #3 really above #4?"; 2,016 rows at 64 models
@@ -99,10 +114,11 @@ def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
             "notes": pairs["n_notes"],
             "A - B": pairs["difference"].map(_num),
             "95% CI": _cis(pairs["ci_low"], pairs["ci_high"], pairs["n_notes"]),
-            "A wins in": [
+            "resamples with A ahead": [
                 too_few(int(n)) or _percent(share)
-                for share, n in zip(pairs["share_a_wins"], pairs["n_notes"], strict=True)
+                for share, n in zip(pairs["share_resamples_a_ahead"], pairs["n_notes"], strict=True)
             ],
+            "separated (Holm)": pairs["separated_holm"].replace("", "n/a"),
         }
     )
     if "rank_a" in pairs:
@@ -110,20 +126,23 @@ def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
     return display
 
 
-def _separated(pairs: pd.DataFrame) -> pd.Series:
-    """A pair the 95% interval tells apart: an interval that excludes 0."""
-    return (pairs["ci_low"] > 0) | (pairs["ci_high"] < 0)
-
-
-def _summary(panel: str, n_models: int, pairs: pd.DataFrame, adjacent: pd.DataFrame) -> str:
-    """One line per large panel: how many of its pairs (all in pairwise.csv) and of its adjacent ranks are apart."""
-    interval = pairs["ci_low"].notna() & pairs["ci_high"].notna()
-    apart = int(_separated(pairs).sum())
-    return (
-        f"- Panel `{panel}`, {n_models} models: {len(pairs):,} pairs in `pairwise.csv`, {apart:,} separated (95% "
-        f"interval excluding 0), {int(interval.sum()) - apart:,} not, {int((~interval).sum()):,} without an "
-        f"interval. Adjacent ranks separated: {int(_separated(adjacent).sum())} of {len(adjacent)}."
+def _summary(panel: str, n_models: int, pairs: pd.DataFrame, adjacent: pd.DataFrame | None) -> str:
+    """One line per panel: how many of its pairs of models under test are separated after Holm's correction, how
+    many by their own interval alone, how many have none; controls out of every count."""
+    counted = pairs[pairs["separated_holm"] != CONTROL]
+    holm, own = int((counted["separated_holm"] == "yes").sum()), int((counted["separated"] == "yes").sum())
+    blank = int((counted["separated"] == "").sum())
+    line = (
+        f"- Panel `{panel}`, {n_models} models: {len(pairs):,} pairs in `pairwise.csv`; of its {len(counted):,} "
+        f"pairs of models under test (controls left out), {holm:,} separated after Holm's correction for "
+        f"{len(counted) - blank:,} comparisons ({own:,} by their own 95% interval alone), {blank:,} without an "
+        "interval."
     )
+    if adjacent is not None:
+        adjacent = adjacent[adjacent["separated_holm"] != CONTROL]
+        apart = int((adjacent["separated_holm"] == "yes").sum())
+        line += f" Adjacent ranks separated after correction: {apart} of {len(adjacent)}."
+    return line
 
 
 def pairwise_markdown(pairs: pd.DataFrame, board: pd.DataFrame) -> list[str]:
@@ -133,17 +152,20 @@ def pairwise_markdown(pairs: pd.DataFrame, board: pd.DataFrame) -> list[str]:
     lines = ["## Pairwise comparisons", ""]
     if pairs.empty:
         return [*lines, "No pair of models shares a judge panel, so there is nothing to compare."]
+    lines += [PAIRWISE_READING, ""]
     sizes = board.groupby("panel")["model"].size()
     if not (sizes > ALL_PAIRS_UP_TO).any():
-        return [*lines, markdown_table(_pairwise_display(pairs))]
+        summaries = [_summary(str(p), int(sizes[p]), rows, None) for p, rows in pairs.groupby("panel", sort=False)]
+        return [*lines, *summaries, "", markdown_table(_pairwise_display(pairs))]
     ranks = board[["panel", "model", "rank"]]
     for side in ("a", "b"):
         named = ranks.rename(columns={"model": f"model_{side}", "rank": f"rank_{side}"})
         pairs = pairs.merge(named, on=["panel", f"model_{side}"], how="left")
     large = pairs["panel"].map(sizes) > ALL_PAIRS_UP_TO
     adjacent = pairs["rank_b"] == pairs["rank_a"] + 1
-    for panel, rows in pairs[large].groupby("panel", sort=False):
-        lines.append(_summary(str(panel), int(sizes[panel]), rows, rows[rows["rank_b"] == rows["rank_a"] + 1]))
+    for panel, rows in pairs.groupby("panel", sort=False):
+        next_down = rows[rows["rank_b"] == rows["rank_a"] + 1] if sizes[panel] > ALL_PAIRS_UP_TO else None
+        lines.append(_summary(str(panel), int(sizes[panel]), rows, next_down))
     lines += [
         f"- Below: every pair of a panel of up to {ALL_PAIRS_UP_TO} models; in a larger panel, each model against the "
         "next one down.",
@@ -256,9 +278,12 @@ def markdown_report(
         "is the mean over the judges with at least one valid dimension. A judge that failed counts for nothing, "
         "never as a low score; a note no judge could score is *unjudged* and left out (reward `missing`, not 0). "
         "An empty answer scores 0.",
-        f"- Reward intervals: percentile bootstrap over notes ({settings_text}). Pairwise: the same resampled notes "
-        "for both models, over the notes judged for both; *A wins in* is the share of resamples where A's mean "
-        "reward is higher, a tie counting half. Below "
+        f"- Reward intervals: percentile bootstrap over notes ({settings_text}). Ranks (#) and pairs read the notes "
+        "judged for every model of the panel (`ranked_reward`, `n_ranked_notes` in `leaderboard.csv`); *rank 95%* "
+        "is the percentile interval of each model's rank over the same resamples as the pairs. Pairwise: the same "
+        "resampled notes for both models; *resamples with A ahead* is the share of resamples where A's mean reward "
+        "is higher, a tie counting half (not the probability that A is better); *separated (Holm)* corrects for "
+        "the panel's many pairs. Below "
         f"{MINIMUMS.notes_for_verdict} notes there is no interval and no share (*too few notes (N) to tell*), and "
         'when most resamples tie there is no interval (see docs/report.md, "How much evidence a verdict needs").',
         "- Judge failures: failed judge calls / judge calls made. Alpha: Krippendorff's alpha (ordinal) between "

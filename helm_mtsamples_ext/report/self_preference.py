@@ -86,7 +86,9 @@ def _panel_rows(panel: str, judges: pd.DataFrame, answers: pd.DataFrame, setting
     family_codes, _ = pd.factorize(model_family.sort_index())
     judge_codes = rows_of["judge"].map(codes).to_numpy()
     row_family = rows_of["model_family"].map(family_key).to_numpy()
-    own = np.array([families[j] != "" and families[j] == f for j, f in zip(judge_codes, row_family, strict=True)], dtype=bool)
+    own = np.array(
+        [families[j] != "" and families[j] == f for j, f in zip(judge_codes, row_family, strict=True)], dtype=bool
+    )
     leans = None
     if len(rows_of):
         data = Answers(answer_codes, model_codes, judge_codes, own, rows_of["judge_reward"].to_numpy(float),

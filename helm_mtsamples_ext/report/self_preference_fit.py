@@ -122,4 +122,6 @@ def fit(data: Answers, n_resamples: int, seed: int, confidence: float) -> Leans:
         df = np.where(df_terms > 0, variance**2 / df_terms, np.nan)
     half = stats.t.ppf(0.5 + confidence / 2, df) * np.sqrt(variance)
     has_spread = identifiable & (np.sqrt(variance) > TOLERANCE)
-    return Leans(lean, identifiable, np.where(has_spread, lean - half, np.nan), np.where(has_spread, lean + half, np.nan))
+    return Leans(
+        lean, identifiable, np.where(has_spread, lean - half, np.nan), np.where(has_spread, lean + half, np.nan)
+    )

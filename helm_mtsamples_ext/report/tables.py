@@ -22,6 +22,7 @@ from helm_mtsamples_ext.report.human_agreement import human_tables
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.pairwise import pairwise
 from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
+from helm_mtsamples_ext.report.ranks import with_ranks
 from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
 from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table
 
@@ -35,7 +36,8 @@ def build_tables(
     """The report's tables; with clinicians' ratings (matched to the suite), the agreement and human columns too;
     with prices, what judging cost."""
     notes = note_table(instances)
-    board = with_judge_cost(with_panel_alpha(leaderboard(instances, notes, settings), instances), instances, prices)
+    ranked = with_ranks(leaderboard(instances, notes, settings), notes, settings)
+    board = with_judge_cost(with_panel_alpha(ranked, instances), instances, prices)
     audit = judge_audit(instances, settings)
     tables = {
         "instances": instances,

@@ -95,7 +95,7 @@ def test_pairwise_paired_on_shared_notes(main_report: tuple[Path, str]) -> None:
     # strong on n1-n8: 7.1/8 = 0.8875; differences .5,.5,.2,.5,.2,.5,.5,.2 -> 3.1/8 = 0.3875
     assert (pair["reward_a"], pair["reward_b"], pair["difference"]) == pytest.approx((0.8875, 0.5, 0.3875))
     assert 0.2 <= pair["ci_low"] < 0.3875 < pair["ci_high"] <= 0.5
-    assert pair["share_a_wins"] >= 0.95
+    assert pair["share_resamples_a_ahead"] >= 0.95
 
 
 def test_by_specialty(main_report: tuple[Path, str]) -> None:
@@ -137,7 +137,7 @@ def test_model_whose_judges_all_failed(tmp_path: Path, capsys: pytest.CaptureFix
     assert (bad["n_judged"], bad["n_unjudged"], bad["judge_failure_rate"], bad["rank"]) == (0, 9, 1.0, 2)
     assert row(board, model=STRONG)["reward"] == pytest.approx(0.9)
     pair = read(tmp_path / "r", "pairwise").iloc[0]
-    assert pair["n_notes"] == 0 and math.isnan(pair["difference"]) and math.isnan(pair["share_a_wins"])
+    assert pair["n_notes"] == 0 and math.isnan(pair["difference"]) and math.isnan(pair["share_resamples_a_ahead"])
     assert read(tmp_path / "r", "by_specialty").query("model == 'acme/broken'")["reward"].isna().all()
     assert "missing" in capsys.readouterr().out
     assert png_size(tmp_path / "r" / "leaderboard.png")[0] >= 800

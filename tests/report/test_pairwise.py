@@ -16,21 +16,27 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.pairwise import pairwise
+from helm_mtsamples_ext.report.pairwise import COLUMNS, pairwise
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_difference
 from helm_mtsamples_ext.report.ties import settled
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read
 
 SETTINGS = BootstrapSettings(n_resamples=300, seed=7)
-NUMBERS = ["n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high", "share_a_wins"]
+NUMBERS = ["n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high", "share_resamples_a_ahead"]
 
 
 def _reference(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
+    """Per pair, on the notes judged for both among the panel's ranking notes: the notes judged for every model
+    judged on 5 notes or more (here: all but m/gamma's two unjudged notes)."""
     rows = []
     for panel, ranks in board.groupby("panel", sort=False):
         models = ranks.sort_values("rank")["model"].tolist()
         judged = notes[(notes["panel"] == panel) & notes["reward"].notna()]
+        counts = judged.groupby("model")["note"].nunique()
+        broad = counts[counts >= 5].index
+        shared = judged[judged["model"].isin(broad)].groupby("note")["model"].nunique()
+        judged = judged[judged["note"].isin(shared[shared == len(broad)].index)]
         for a, b in itertools.combinations(models, 2):
             both = judged[judged["model"] == a].merge(judged[judged["model"] == b], on="note").sort_values("note")
             diffs = (settled(both["reward_x"]) - settled(both["reward_y"])).to_numpy()
@@ -42,8 +48,8 @@ def _reference(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSett
 
 def _small_case() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Two panels. In the first, five models over 12 notes: one unjudged on two notes (a note set of its own),
-    one equal to another on every note (all resamples tie), one judged on 3 notes only (too few), one judged on
-    none; the second panel has two models."""
+    one equal to another on every note (all resamples tie), one judged on 3 notes only (too few, and too few to
+    narrow the notes the others are compared on), one judged on none; the second panel has two models."""
     rng = np.random.default_rng(3)
     notes = [f"note{i:02d}.txt" for i in range(12)]
     rewards = {
@@ -74,8 +80,10 @@ def test_every_pair_at_once_equals_a_bootstrap_per_pair() -> None:
     by_pair = ours.set_index(["model_a", "model_b"])
     assert by_pair["ci_low"].notna().any()
     tie = by_pair.loc[[p for p in by_pair.index if set(p) == {"m/beta", "m/tied"}][0]]
-    assert tie["share_a_wins"] == 0.5 and math.isnan(tie["ci_low"])
-    assert (ours["n_notes"] == 3).any() and ours.loc[ours["n_notes"] == 3, "share_a_wins"].isna().all()
+    assert tie["share_resamples_a_ahead"] == 0.5 and math.isnan(tie["ci_low"])
+    assert tie["separated"] == "" and tie["separated_holm"] == ""
+    assert ours.loc[ours["n_notes"] == 1, "share_resamples_a_ahead"].isna().all()
+    assert set(ours.loc[ours["panel"] == "p1", "n_notes"]) == {0, 1, 10}  # m/few has note 2 only among the ten
     assert (ours["n_notes"] == 0).any() and ours.loc[ours["n_notes"] == 0, "difference"].isna().all()
 
 
@@ -83,7 +91,7 @@ def test_a_panel_of_one_model_has_no_pairs() -> None:
     notes = pd.DataFrame({"panel": "p", "model": "m/solo", "note": ["a", "b"], "reward": [0.4, 0.6]})
     board = pd.DataFrame({"panel": ["p"], "model": ["m/solo"], "rank": [1]})
     pairs = pairwise(notes, board, SETTINGS)
-    assert pairs.empty and list(pairs.columns) == ["panel", "model_a", "model_b", *NUMBERS]
+    assert pairs.empty and list(pairs.columns) == COLUMNS
 
 
 def _score(rng: random.Random) -> dict[str, object]:

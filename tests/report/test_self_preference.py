@@ -56,7 +56,9 @@ def test_the_judge_leaning_a_point_toward_its_family_is_warned_and_the_unbiased_
 
 
 def test_noise_free_suite_gives_the_lean_to_the_judge_that_has_it_and_zero_to_the_others() -> None:
-    table = self_preference(self_preference_suite(Panel(judges=3, lean=0.2, noise=0.0), np.random.default_rng(1)), SETTINGS)
+    table = self_preference(
+        self_preference_suite(Panel(judges=3, lean=0.2, noise=0.0), np.random.default_rng(1)), SETTINGS
+    )
     assert table["self_preference"].tolist() == pytest.approx([0.2, 0.0, 0.0], abs=1e-9)
 
 

@@ -45,7 +45,7 @@ def test_equal_rewards_reached_in_different_orders_tie_in_the_ranking_and_pairwi
     assert board["model"].tolist() == [EVEN, SPLIT]
     pair = row(read(out, "pairwise"), model_a=EVEN, model_b=SPLIT)
     assert pair["n_notes"] == 6 and pair["difference"] == 0.0
-    assert pair["share_a_wins"] == 0.5  # every resample a tie, counted half
+    assert pair["share_resamples_a_ahead"] == 0.5  # every resample a tie, counted half
     # Every resample ties: no interval, never [0, 0].
     assert math.isnan(pair["ci_low"]) and math.isnan(pair["ci_high"])
     md = [line for line in (out / "report.md").read_text().splitlines() if f"| {EVEN} | {SPLIT} |" in line]
@@ -56,7 +56,7 @@ def test_enough_notes_give_an_interval_and_a_win_share(tmp_path: Path) -> None:
     out = _report(tmp_path, MINIMUMS.notes_for_verdict + 1, vary=True)
     pair = row(read(out, "pairwise"), model_a=EVEN, model_b=SPLIT)
     assert pair["ci_low"] <= pair["difference"] <= pair["ci_high"]
-    assert 0.5 < pair["share_a_wins"] <= 1.0
+    assert 0.5 < pair["share_resamples_a_ahead"] <= 1.0
     board = read(out, "leaderboard")
     assert row(board, model=EVEN)["reward_ci_low"] < row(board, model=EVEN)["reward"]
     # b-split's note reward is 0.6 on every note: every resample ties, so no interval rather than [0.6, 0.6].
@@ -68,7 +68,7 @@ def test_two_notes_are_too_few_for_an_interval_or_a_win_share(tmp_path: Path) ->
     pair = row(read(out, "pairwise"), model_a=EVEN, model_b=SPLIT)
     # The CSV keeps the numbers (n_notes, rewards, difference) and leaves the interval and the share blank.
     assert pair["n_notes"] == 2 and pair["difference"] == pytest.approx(0.15)
-    assert math.isnan(pair["ci_low"]) and math.isnan(pair["share_a_wins"])
+    assert math.isnan(pair["ci_low"]) and math.isnan(pair["share_resamples_a_ahead"])
     board = read(out, "leaderboard")
     assert board["reward_ci_low"].isna().all() and board["reward"].notna().all()
     md = (out / "report.md").read_text()

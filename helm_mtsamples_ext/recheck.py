@@ -1,11 +1,12 @@
 """Would the judges still say this? A finished suite's judges asked again, live, about a seeded sample of answers.
 
-    python -m helm_mtsamples_ext.recheck --suite v1 --sample 20 [--seed 0] [--yes] [--judge-prices prices.yaml]
-                                         [-o benchmark_output] [--local-path prod_env]
+    python -m helm_mtsamples_ext.recheck --suite v1 --sample 20 [--seed 0] [--repeats 2] [--yes]
+                                         [--judge-prices prices.yaml] [-o benchmark_output] [--local-path prod_env]
 
 A hosted judge changes behind a fixed name: run it before comparing a new model with a leaderboard judged long
 ago. For each panel of the suite it draws N answers its judges scored (the same N for the same suite and seed),
-asks every judge of the panel about each, with the run's prompt, settings and verdict parser, through HELM's
+asks every judge of the panel about each (twice by default: the two replies of today are the judge's own noise,
+which the drift is measured beyond), with the run's prompt, settings and verdict parser, through HELM's
 client but never its cache (nothing of the suite, its cache or its records changes), and writes
 ``judge_drift.csv`` to ``<output>/mtsamples_report/<suite>/``, one line per judge on the terminal. Before any
 call it prints the calls and tokens (and, with prices, the cost) as ``python -m helm_mtsamples_ext.estimate``
@@ -36,6 +37,7 @@ from helm_mtsamples_ext.report.judged_answers import (
     judged_runs,
     sample_runs,
 )
+from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.suite_name import suite_problem
 
@@ -53,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sample", type=_positive, required=True, metavar="N", help="answers per panel to ask again")
     parser.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
     parser.add_argument(
+        "--repeats",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="times each answer is asked today (default 2: the second measures the judge's own noise; 1 for a "
+        "server known to be deterministic, with no noise baseline)",
+    )
+    parser.add_argument(
         "--yes", action="store_true", help=f"make the calls even above {RECHECK_CALLS_WITHOUT_YES} (they are paid)"
     )
     parser.add_argument("--judge-prices", type=Path, help="USD per million input/output tokens per judge (YAML)")
@@ -61,14 +71,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _estimate(run: JudgedRun) -> Estimate:
-    """The calls and tokens of asking ``run``'s panel about its sampled answers: the prompts are known, so the
-    input is one figure; the verdicts are estimate.py's range."""
+def _estimate(run: JudgedRun, repeats: int) -> Estimate:
+    """The calls and tokens of asking ``run``'s panel about its sampled answers ``repeats`` times: the prompts are
+    known, so the input is one figure; the verdicts are estimate.py's range."""
     judges = tuple(Judge(spec.name, spec.model_deployment) for spec in run.panel)
     n = len(judges)
-    tokens_in = sum(len(a.prompt) for a in run.answers) / CHARS_PER_TOKEN * n
-    out = [float(len(run.answers) * n * t) for t in VERDICT_TOKENS]
-    return Estimate(run.run, len(run.answers), judges, (tokens_in, tokens_in), (out[0], out[1]))
+    tokens_in = sum(len(a.prompt) for a in run.answers) / CHARS_PER_TOKEN * n * repeats
+    out = [float(len(run.answers) * repeats * n * t) for t in VERDICT_TOKENS]
+    entry = run.run if repeats == 1 else f"{run.run} (each answer asked {repeats} times)"
+    return Estimate(entry, len(run.answers) * repeats, judges, (tokens_in, tokens_in), (out[0], out[1]))
 
 
 def _fail(message: str) -> int:
@@ -91,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     if not runs:
         return _fail(f"no answer in {suite_dir} was scored by a judge panel of ours: nothing to ask again")
-    estimates = [_estimate(run) for run in runs]
+    estimates = [_estimate(run, args.repeats) for run in runs]
     print("\n".join(render(estimates, prices, args.judge_prices)))
     calls = sum(e.calls for e in estimates)
     if calls > RECHECK_CALLS_WITHOUT_YES and not args.yes:
@@ -101,12 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with uncached_client(args.local_path) as client:
             for run in runs:
                 questions = [(a.prompt, a.untrusted) for a in run.answers]
-                now = ask_again(client, run.panel, run.args, run.knobs, questions)
+                replies = ask_again(client, run.panel, run.args, run.knobs, questions * args.repeats)
+                now, again = replies[: len(questions)], replies[len(questions) :] if args.repeats == 2 else None
                 names = [spec.name for spec in run.panel]
-                rechecks += compared(run.panel_name, names, [a.before for a in run.answers], now)
+                rechecks += compared(run.panel_name, names, [a.before for a in run.answers], now, again)
     except JudgeAccessError as error:
         return _fail(str(error))
-    rows = drift(rechecks)
+    rows = drift(rechecks, BootstrapSettings(seed=args.seed))
     out = Path(args.output_path) / "mtsamples_report" / args.suite
     out.mkdir(parents=True, exist_ok=True)
     with (out / DRIFT_FILE).open("w", newline="", encoding="utf-8") as f:

@@ -43,15 +43,17 @@ def test_a_suite_no_panel_of_ours_judged(tmp_path: Path, capsys: pytest.CaptureF
 def test_more_calls_than_the_stated_number_need_yes_and_none_is_made(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    n = RECHECK_CALLS_WITHOUT_YES // len(JUDGES) + 1
+    n = RECHECK_CALLS_WITHOUT_YES // (2 * len(JUDGES)) + 1  # each answer asked twice by default
+    calls = 2 * len(JUDGES) * n
     notes = [Note(f"n{i}.txt", "Orthopedic") for i in range(n)]
     verdicts = {note.filename: {j: ok(4, 4, 4) for j in JUDGES} for note in notes}
     build_suite(tmp_path, [Run("acme/a", JUDGES, verdicts)], notes)
     assert recheck(tmp_path, "--suite", "v1", "--sample", str(n)) == 1
     captured = capsys.readouterr()
-    assert f"judge calls:      {2 * n}" in captured.out, "the estimate is printed first"
+    assert f"judge calls:      {calls}" in captured.out, "the estimate is printed first"
+    assert "(each answer asked 2 times)" in captured.out
     assert captured.err.strip().splitlines()[-1] == (
-        f"error: {2 * n} live judge calls is more than {RECHECK_CALLS_WITHOUT_YES}: add --yes to make them"
+        f"error: {calls} live judge calls is more than {RECHECK_CALLS_WITHOUT_YES}: add --yes to make them"
     )
     assert not (tmp_path / "mtsamples_report").exists()
 

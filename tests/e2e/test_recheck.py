@@ -1,8 +1,8 @@
 """A user's session: a suite judged by the real helm-run, the judge changes behind its name, the recheck sees it.
 
 The judges are a loopback OpenAI-compatible server reached through HELM's own client. The recheck asks each judge
-of the panel again, live, about a seeded sample of the suite's answers; it must reach the server exactly N times per
-judge, with the run's own prompts, and leave the suite, HELM's cache and every record as they were: a later
+of the panel again, live, about a seeded sample of the suite's answers, each twice (the second reply is the judge's
+own noise); it must reach the server exactly 2N times per judge, with the run's own prompts, and leave the suite, HELM's cache and every record as they were: a later
 helm-run of the suite still replays the old verdicts with zero calls.
 """
 
@@ -73,10 +73,11 @@ def test_a_recheck_reports_drift_with_n_live_calls_and_changes_nothing(
         )  # fmt: skip
         said = recheck.stdout + recheck.stderr
         assert recheck.returncode == 0, said[-4000:]
-        assert judge.count("changing") == judge.count("constant") == NOTES + SAMPLE, "exactly N live calls per judge"
-        for model in panel:  # the run's own prompts, asked again
+        assert judge.count("changing") == judge.count("constant") == NOTES + 2 * SAMPLE, "2N live calls per judge"
+        for model in panel:  # the run's own prompts, each asked again twice
             asked = judge.prompts_for(model)[NOTES:]
             assert len(set(asked)) == SAMPLE and set(asked) <= run_prompts[model]
+            assert all(asked.count(prompt) == 2 for prompt in asked)
 
         report = out / "mtsamples_report" / SUITE / "judge_drift.csv"
         assert snapshot(tmp_path) == {**before, str(report.relative_to(tmp_path)): snapshot(report.parent)[report.name]}
@@ -88,9 +89,14 @@ def test_a_recheck_reports_drift_with_n_live_calls_and_changes_nothing(
         assert float(changing["mean_abs_diff"]) == pytest.approx((2 + 0 + 1) / 3)
         assert (changing["reported_model_before"], changing["reported_model_now"]) == ("judge-v1", "judge-v2")
         assert float(constant["same_verdict_rate"]) == 1.0 and float(constant["mean_abs_diff"]) == 0.0
+        # Signed: (2 + 4 + 5) / 15 - 12 / 15 on every answer; both replies of today agree (a deterministic server).
+        assert float(changing["reward_change"]) == pytest.approx(-1 / 15)
+        assert changing["reading"] == constant["reading"] == f"too few answers ({SAMPLE}) to tell"  # below 5: no verdict
+        assert changing["change_ci_low"] == changing["change_ci_high"] == ""
+        assert changing["n_repeated"] == str(SAMPLE) and float(changing["repeat_same_verdict_rate"]) == 1.0
         lines = recheck.stdout.splitlines()
         assert sum(line.startswith("changing+constant / ") for line in lines) == 2
-        assert f"judge calls:      {2 * SAMPLE}" in recheck.stdout, "the estimate comes first"
+        assert f"judge calls:      {2 * 2 * SAMPLE}" in recheck.stdout, "the estimate comes first"
 
         # A later helm-run of the suite replays the verdicts it recorded: zero calls, the old scores.
         calls = judge.count()

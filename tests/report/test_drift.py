@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from helm_mtsamples_ext.report.drift import Drift, Recheck, Said, compared, draw_sample, drift, drift_line
+from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.rubric import DIMENSIONS
+
+SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
 
 
 def entry(*scores: Any, status: str = "ok", model: str | None = None, fingerprint: str | None = None) -> dict:
@@ -118,3 +122,57 @@ def test_the_terminal_line_names_the_judge_the_rate_and_a_changed_model() -> Non
     line = drift_line(row)
     assert line.startswith("a+b / a:") and "3/4 answers (75%)" in line and "0.25" in line
     assert "judge-v1 then, judge-v2 now" in line
+
+
+def noisy_rechecks(rng: np.random.Generator, n: int, shift: int = 0, flip: float = 0.3) -> list[Recheck]:
+    """A judge that, each time it is asked, moves each score by ±1 with probability ``flip`` (its own noise), and
+    today adds ``shift`` to accuracy: then, now and again, per answer."""
+
+    def ask(truth: np.ndarray, add: int) -> tuple[int, ...]:
+        noise = rng.choice([-1, 0, 1], size=3, p=[flip / 2, 1 - flip, flip / 2])
+        return tuple(int(s) for s in np.clip(truth + noise + [add, 0, 0], 1, 5))
+
+    found = []
+    for _ in range(n):
+        truth = rng.integers(2, 5, 3)
+        found.append(Recheck("p", "j", Said(ask(truth, 0)), Said(ask(truth, shift)), Said(ask(truth, shift))))
+    return found
+
+
+def test_a_noisy_judge_that_did_not_change_is_not_called_kinder_or_harsher() -> None:
+    """Its same-verdict rate then and now is far from 100% (noise alone), which read alone looks like drift; its
+    signed change's 95% interval says "changed" near the nominal 5% of draws (at most 7% of 400), and its replay
+    noise is measured."""
+    rng = np.random.default_rng(0)
+    rows = [drift(noisy_rechecks(rng, 20), SETTINGS)[0] for _ in range(400)]
+    assert np.mean([r.same_verdict_rate for r in rows]) < 0.5
+    assert np.mean([r.reading in ("kinder now", "harsher now") for r in rows]) <= 0.07
+    assert all(r.n_repeated == 20 and r.repeat_mean_abs_diff and r.repeat_mean_abs_diff > 0.2 for r in rows)
+
+
+def test_a_judge_a_point_harsher_on_accuracy_is_caught_signed() -> None:
+    rng = np.random.default_rng(1)
+    rows = [drift(noisy_rechecks(rng, 20, shift=-1), SETTINGS)[0] for _ in range(100)]
+    assert np.mean([r.reading == "harsher now" for r in rows]) >= 0.9
+    assert all(r.reward_change is not None and r.reward_change < 0 for r in rows)
+    assert np.mean([r.excess_abs_diff is not None and r.excess_abs_diff > 0 for r in rows]) >= 0.9
+
+
+def test_the_same_change_on_every_answer_or_none_is_said_without_an_interval() -> None:
+    same = [recheck((4, 4, 4), (2, 4, 5)) for _ in range(5)]
+    (row,) = drift(same, SETTINGS)
+    assert row.reward_change == pytest.approx(-1 / 15) and row.change_ci_low is None
+    assert row.reading == "harsher now on every answer" and row.n_repeated == 0
+    (steady,) = drift([recheck((4, 4, 4), (4, 4, 4)) for _ in range(5)], SETTINGS)
+    assert steady.reading == "no change" and "reward +0.000: no change" in drift_line(steady)
+
+
+def test_too_few_answers_give_the_change_but_no_verdict() -> None:
+    (row,) = drift([recheck((4, 4, 4), (2, 4, 5)), recheck((4, 4, 4), (4, 4, 4))], SETTINGS)
+    assert row.reading == "too few answers (2) to tell" and row.change_ci_low is None
+
+
+def test_compared_with_a_second_ask_keeps_it_per_judge() -> None:
+    before = [{"a": entry(4, 4, 4)}]
+    pairs = compared("a", ["a"], before, [{"a": entry(5, 4, 4)}], [{"a": entry(4, 4, 3)}])
+    assert pairs == [Recheck("a", "a", Said((4, 4, 4)), Said((5, 4, 4)), Said((4, 4, 3)))]

@@ -2,8 +2,9 @@
 
 The judges are a loopback OpenAI-compatible server reached through HELM's own client. The recheck asks each judge
 of the panel again, live, about a seeded sample of the suite's answers, each twice (the second reply is the judge's
-own noise); it must reach the server exactly 2N times per judge, with the run's own prompts, and leave the suite, HELM's cache and every record as they were: a later
-helm-run of the suite still replays the old verdicts with zero calls.
+own noise); it must reach the server exactly 2N times per judge, with the run's own prompts, and leave the suite,
+HELM's cache and every record as they were: a later helm-run of the suite still replays the old verdicts with zero
+calls.
 """
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ def test_a_recheck_reports_drift_with_n_live_calls_and_changes_nothing(
         assert float(constant["same_verdict_rate"]) == 1.0 and float(constant["mean_abs_diff"]) == 0.0
         # Signed: (2 + 4 + 5) / 15 - 12 / 15 on every answer; both replies of today agree (a deterministic server).
         assert float(changing["reward_change"]) == pytest.approx(-1 / 15)
-        assert changing["reading"] == constant["reading"] == f"too few answers ({SAMPLE}) to tell"  # below 5: no verdict
+        assert (
+            changing["reading"] == constant["reading"] == f"too few answers ({SAMPLE}) to tell"
+        )  # below 5: no verdict
         assert changing["change_ci_low"] == changing["change_ci_high"] == ""
         assert changing["n_repeated"] == str(SAMPLE) and float(changing["repeat_same_verdict_rate"]) == 1.0
         lines = recheck.stdout.splitlines()

@@ -1,5 +1,6 @@
 """Suites with known truth for the report's verdicts: judges that lean (or not) toward their family, models
-that are equal (or not). Seeded numpy, vectorised; shared by the simulation tests and benchmarks/sim_verdicts.py.
+that are equal (or not), a judge asked again that changed (or not). Seeded numpy, vectorised; shared by the
+simulation tests and benchmarks/sim_verdicts.py.
 
 Rewards are on the report's 0-1 scale: a point on every dimension of the 1-5 scale is 0.2.
 """
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from helm_mtsamples_ext.report.drift import Recheck, Said
 
 FAMILY_NAMES = ["OpenAI", "Anthropic", "Meta", "Google", "Mistral"]
 
@@ -71,3 +74,25 @@ def equal_models_notes(models: int, notes: int, rng: np.random.Generator, gap: f
             "reward": reward.ravel(),
         }
     )
+
+
+def board_of(notes: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard's columns ranks.py reads: each model's mean over its judged notes, ranked by it."""
+    board = notes.groupby(["panel", "model"], as_index=False)["reward"].mean()
+    board = board.sort_values(["panel", "reward", "model"], ascending=[True, False, True]).reset_index(drop=True)
+    return board.assign(rank=board.groupby("panel").cumcount() + 1)[["panel", "rank", "model", "reward"]]
+
+
+def noisy_rechecks(rng: np.random.Generator, n: int, shift: int = 0, flip: float = 0.3) -> list[Recheck]:
+    """A judge that, each time it is asked, moves each score by ±1 with probability ``flip`` (its own noise), and
+    today adds ``shift`` to accuracy: then, now and again, per answer."""
+
+    def ask(truth: np.ndarray, add: int) -> tuple[int, ...]:
+        noise = rng.choice([-1, 0, 1], size=3, p=[flip / 2, 1 - flip, flip / 2])
+        return tuple(int(s) for s in np.clip(truth + noise + [add, 0, 0], 1, 5))
+
+    found = []
+    for _ in range(n):
+        truth = rng.integers(2, 5, 3)
+        found.append(Recheck("p", "j", Said(ask(truth, 0)), Said(ask(truth, shift)), Said(ask(truth, shift))))
+    return found

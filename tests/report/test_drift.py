@@ -10,6 +10,7 @@ import pytest
 from helm_mtsamples_ext.report.drift import Drift, Recheck, Said, compared, draw_sample, drift, drift_line
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.rubric import DIMENSIONS
+from tests.report.simulated import noisy_rechecks
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
 
@@ -122,21 +123,6 @@ def test_the_terminal_line_names_the_judge_the_rate_and_a_changed_model() -> Non
     line = drift_line(row)
     assert line.startswith("a+b / a:") and "3/4 answers (75%)" in line and "0.25" in line
     assert "judge-v1 then, judge-v2 now" in line
-
-
-def noisy_rechecks(rng: np.random.Generator, n: int, shift: int = 0, flip: float = 0.3) -> list[Recheck]:
-    """A judge that, each time it is asked, moves each score by ±1 with probability ``flip`` (its own noise), and
-    today adds ``shift`` to accuracy: then, now and again, per answer."""
-
-    def ask(truth: np.ndarray, add: int) -> tuple[int, ...]:
-        noise = rng.choice([-1, 0, 1], size=3, p=[flip / 2, 1 - flip, flip / 2])
-        return tuple(int(s) for s in np.clip(truth + noise + [add, 0, 0], 1, 5))
-
-    found = []
-    for _ in range(n):
-        truth = rng.integers(2, 5, 3)
-        found.append(Recheck("p", "j", Said(ask(truth, 0)), Said(ask(truth, shift)), Said(ask(truth, shift))))
-    return found
 
 
 def test_a_noisy_judge_that_did_not_change_is_not_called_kinder_or_harsher() -> None:

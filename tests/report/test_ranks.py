@@ -10,16 +10,9 @@ import pytest
 from helm_mtsamples_ext.report.pairwise import CONTROL, holm, pairwise
 from helm_mtsamples_ext.report.ranks import with_ranks
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from tests.report.simulated import equal_models_notes
+from tests.report.simulated import board_of, equal_models_notes
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
-
-
-def board_of(notes: pd.DataFrame) -> pd.DataFrame:
-    """The leaderboard's columns ranks.py reads: each model's mean over its judged notes, ranked by it."""
-    board = notes.groupby(["panel", "model"], as_index=False)["reward"].mean()
-    board = board.sort_values(["panel", "reward", "model"], ascending=[True, False, True]).reset_index(drop=True)
-    return board.assign(rank=board.groupby("panel").cumcount() + 1)[["panel", "rank", "model", "reward"]]
 
 
 def test_holm_multiplies_the_smallest_p_by_the_number_of_comparisons_and_steps_down() -> None:

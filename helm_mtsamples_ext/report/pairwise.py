@@ -51,7 +51,7 @@ def ranking_notes(wide: pd.DataFrame) -> pd.Index:
     panel without notes."""
     judged = wide.notna()
     counted = judged.sum(axis=0) >= max(1, MINIMUMS.notes_for_verdict)
-    counted &= [not control_kind(m) for m in wide.columns]
+    counted &= np.array([not control_kind(m) for m in wide.columns], dtype=bool)
     if not counted.any():
         return wide.index
     return wide.index[judged.loc[:, counted].all(axis=1).to_numpy()]

@@ -65,9 +65,7 @@ def with_ranks(board: pd.DataFrame, notes: pd.DataFrame, settings: BootstrapSett
     frames = [
         _panel(rows, notes[notes["panel"] == panel], settings) for panel, rows in board.groupby("panel", sort=False)
     ]
-    if not frames:
-        return board.assign(**{c: pd.Series(dtype=float) for c in RANK_COLUMNS})
-    ranked = pd.concat(frames, ignore_index=True)
+    ranked = pd.concat(frames, ignore_index=True) if frames else board.assign(**{c: np.nan for c in RANK_COLUMNS})
     columns = list(board.columns)
     at = columns.index("rank") + 1
     columns = [*columns[:at], "rank_low", "rank_high", *columns[at:], "ranked_reward", "n_ranked_notes"]

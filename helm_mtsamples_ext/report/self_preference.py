@@ -157,4 +157,4 @@ def self_preference_markdown(table: pd.DataFrame) -> list[str]:
         interval = "" if row.ci_low != row.ci_low else f" [{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
         family = row.family or "unknown family"
         lines.append(f"- `{row.judge}` ({family}, panel `{row.panel}`):{figure}{interval} {row.reading}.")
-    return [*lines, ""]
+    return lines

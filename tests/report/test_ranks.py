@@ -9,6 +9,7 @@ import pytest
 
 from helm_mtsamples_ext.report.pairwise import CONTROL, holm, pairwise
 from helm_mtsamples_ext.report.ranks import with_ranks
+from helm_mtsamples_ext.report.render import pairwise_markdown
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.simulated import board_of, equal_models_notes
 
@@ -73,3 +74,17 @@ def test_controls_are_out_of_the_corrected_family_and_the_counts() -> None:
     control = (pairs["model_a"] == "mtsamples-control/reference") | (pairs["model_b"] == "mtsamples-control/reference")
     assert (pairs.loc[control, "separated_holm"] == CONTROL).all() and pairs.loc[control, "p_holm"].isna().all()
     assert pairs.loc[~control, "p_holm"].notna().all()
+
+
+def test_report_md_counts_pairs_after_correction_without_the_controls() -> None:
+    """A control far below every model is "separated" from each of them; report.md's count leaves those pairs out
+    and says the verdict is after Holm's correction."""
+    notes = equal_models_notes(4, 40, np.random.default_rng(6))
+    notes.loc[notes["model"] == "org/model-03", "reward"] -= 0.5
+    notes.loc[notes["model"] == "org/model-03", "model"] = "mtsamples-control/shuffled"
+    board = with_ranks(board_of(notes), notes, SETTINGS)
+    pairs = pairwise(notes, board, SETTINGS)
+    assert (pairs["separated"] == "yes").sum() >= 3  # the control's three pairs, by their own intervals
+    text = "\n".join(pairwise_markdown(pairs, board))
+    assert "of its 3 pairs of models under test (controls left out), 0 separated after Holm's correction" in text
+    assert "| separated (Holm) |" in text and "not counted (control)" in text

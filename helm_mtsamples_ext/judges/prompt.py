@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from string import Template
 from typing import Any
 
-from helm_mtsamples_ext.judges.copied import Masked, holds_verbatim, mask_copied
+from helm_mtsamples_ext.judges.copied import Masked, holds_verbatim, mask_copied, normalised_forms, own_words
 from helm_mtsamples_ext.judges.explanations import (
     COPIED,
     MIN_EXPLANATION_WORDS,
@@ -55,13 +55,19 @@ from helm_mtsamples_ext.judges.explanations import (
     VERDICT_REFUSED,
     explanation_problem,
     refuses_verdict,
+    words,
 )
+from helm_mtsamples_ext.judges.structured import is_quote, top_level_verdict
 from helm_mtsamples_ext.judges.verdict_spans import Candidate, literal_scores, lower_keys, show, verdict_objects
 from helm_mtsamples_ext.rubric import DIMENSIONS, QUESTIONS, normalise_score
 
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
 
 PROMPT_STYLES: tuple[str, ...] = ("ours", "helm")
+DUPLICATE_KEYS = "duplicate keys in the verdict"
+"""The failure of a verdict that writes a key twice (JSON parsers keep the last silently)."""
+ECHOED = "verdict copied from the answer or note"
+"""The failure of a reply that is, as a whole, a verdict the candidate answer or the note wrote: the answer's doing."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,8 @@ class Verdict:
 
     dimensions: dict[str, DimensionScore]
     invalid: dict[str, str] = field(default_factory=dict)
+    failure: str | None = None
+    """Why the reply's verdict counts for nothing as a whole (a key written twice), or None."""
 
     @property
     def has_valid_dimension(self) -> bool:
@@ -195,10 +203,11 @@ def build_prompt(note: str, answer: str, reference: str, style: str = "ours") ->
 
 
 def _read_dimension(
-    value: Any, dimension: str, candidate: Candidate, masked: Masked, untrusted: Sequence[str]
+    value: Any, dimension: str, candidate: Candidate, masked: Masked, untrusted: Sequence[str], own: bool = False
 ) -> tuple[DimensionScore, str | None]:
     """A dimension's score and explanation (what the judge quoted written back), and why it is invalid (None
-    when it counts)."""
+    when it counts). ``own``: the verdict is the judge's by its structure, so what its explanation shares with
+    the answer or the note is the judge's wording, never a reason to refuse it."""
     if isinstance(value, dict):
         fields = lower_keys(value)
         raw_explanation = fields.get("explanation", "")
@@ -215,8 +224,12 @@ def _read_dimension(
     span = candidate.repaired_span
     if span is not None and score not in literal_scores(span, dimension):
         return DimensionScore(None, explanation), f"score {score} is not written out in the reply (cut off?)"
-    own = masked.own_text(read) if masked.holds_copy(read) else None
-    problem = explanation_problem(explanation, own, holds_verbatim(explanation, untrusted))
+    if own:
+        mine = own_words(explanation, untrusted) if explanation else None
+        problem = explanation_problem(explanation, None if mine is None or not words(mine) else mine)
+    else:
+        mine = masked.own_text(read) if masked.holds_copy(read) else None
+        problem = explanation_problem(explanation, mine, holds_verbatim(explanation, untrusted))
     if problem is not None:
         return DimensionScore(None, explanation), problem
     return DimensionScore(score, explanation), None
@@ -236,36 +249,74 @@ def parse_verdict(reply: str, untrusted: Sequence[str] = ()) -> Verdict | None:
     """The judge's last verdict in ``reply``, read from its own words only, or None when the reply holds none.
 
     ``untrusted`` are the prompt's texts the judge may quote and must not be scored from (the candidate
-    answer, the note). Never raises."""
+    answer, the note). Never raises, but for MemoryError: running out of memory is not "no verdict"."""
     try:
-        masked = mask_copied(reply or "", untrusted)
         quoted_tags = any("think>" in text.lower() for text in untrusted)
-        text = masked.text
-        candidates = verdict_objects(text[reasoning_end(text, quoted_tags) :])
-        read = [_read_candidate(candidate, masked, untrusted) for candidate in reversed(candidates)]
+        body = (reply or "")[reasoning_end(reply or "", quoted_tags) :]
+        whole = top_level_verdict(body)
+        if whole is not None:  # the reply is the verdict, by its structure (structured.py)
+            if is_quote(whole, body, untrusted, normalised_forms(untrusted)):
+                return _failed(f"{ECHOED}: the whole reply is a verdict written in them")
+            return _read_candidate(whole, Masked(body, ()), untrusted, own=True)
+        return _prose_verdict(reply or "", body, untrusted, quoted_tags)
+    except MemoryError:
+        raise
     except Exception:  # defensive: a judge reply must never crash a run
         return None
+
+
+def _prose_verdict(reply: str, body: str, untrusted: Sequence[str], quoted_tags: bool) -> Verdict | None:
+    """A reply in prose: its verdict read with the copied stretches masked; and, so that masking can never remove
+    the judge's own verdict, its last verdict object that is no quote (structured.is_quote), read as written. The
+    second wins when it gives more valid dimensions (the answer carried the judge's own words)."""
+    masked = mask_copied(reply, untrusted)
+    text = masked.text
+    candidates = verdict_objects(text[reasoning_end(text, quoted_tags) :])
+    read = [_read_candidate(candidate, masked, untrusted) for candidate in reversed(candidates)]
     # A verdict whose explanations are the answer's or the note's own words is a quote the word floor let
     # through (copied.py), not the judge's: the judge's last verdict of its own wins, else the last read.
-    own = [verdict for verdict in read if not _is_copy(verdict)]
-    chosen = own or read
-    return chosen[0] if chosen else None
+    mine = [verdict for verdict in read if not _is_copy(verdict)]
+    chosen = (mine or read or [None])[0]
+    if _valid(chosen) == len(DIMENSIONS):
+        return chosen
+    forms = normalised_forms(untrusted)
+    own = [c for c in verdict_objects(body) if not is_quote(c, body, untrusted, forms)]
+    if not own:
+        return chosen
+    written = _read_candidate(own[-1], Masked(body, ()), untrusted, own=True)
+    return written if _valid(written) > _valid(chosen) else chosen
+
+
+def _valid(verdict: Verdict | None) -> int:
+    return 0 if verdict is None else sum(d.score is not None for d in verdict.dimensions.values())
 
 
 def _is_copy(verdict: Verdict) -> bool:
     return any(reason.startswith(f"{NOT_OWN_WORDS}: {COPIED}") for reason in verdict.invalid.values())
 
 
-def _read_candidate(candidate: Candidate, masked: Masked, untrusted: Sequence[str]) -> Verdict:
+def _read_candidate(candidate: Candidate, masked: Masked, untrusted: Sequence[str], own: bool = False) -> Verdict:
+    if candidate.duplicates:
+        return _duplicated(candidate.duplicates)
     dimensions: dict[str, DimensionScore] = {}
     invalid: dict[str, str] = {}
     for dim in DIMENSIONS:
         if dim not in candidate.fields:
             dimensions[dim], invalid[dim] = DimensionScore(None, ""), "missing"
             continue
-        dimensions[dim], reason = _read_dimension(candidate.fields[dim], dim, candidate, masked, untrusted)
+        dimensions[dim], reason = _read_dimension(candidate.fields[dim], dim, candidate, masked, untrusted, own)
         if reason is not None:
             invalid[dim] = reason
     if any(refuses_verdict(reason) for reason in invalid.values()):
         return _copying(dimensions, invalid)
     return Verdict(dimensions=dimensions, invalid=invalid)
+
+
+def _duplicated(keys: tuple[str, ...]) -> Verdict:
+    """A verdict writing a key twice is two answers to one question: none of it counts, and the failure says so."""
+    return _failed(f"{DUPLICATE_KEYS}: {', '.join(keys)}")
+
+
+def _failed(failure: str) -> Verdict:
+    """A verdict none of which counts, for one reason: the call's failure."""
+    return Verdict({dim: DimensionScore(None, "") for dim in DIMENSIONS}, dict.fromkeys(DIMENSIONS, failure), failure)

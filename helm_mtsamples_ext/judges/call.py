@@ -50,6 +50,8 @@ from helm_mtsamples_ext.panel import JudgeTarget
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
 
+OUT_OF_MEMORY = "out of memory while reading the verdict"
+"""The failure of a reply the process had no memory to read (never "no verdict in reply")."""
 CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
 
 
@@ -87,12 +89,16 @@ def _read_reply(
     if sent.finish in CUT_OFF:
         outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
         return None if CUT_OFF[sent.finish] == "content filter" else 2 * max_tokens
-    verdict = parse_verdict(sent.text, untrusted)
+    try:
+        verdict = parse_verdict(sent.text, untrusted)
+    except MemoryError:  # not "no verdict": the reply may hold a valid one, and a repair turn would not help
+        outcome.verdict, outcome.failure = None, OUT_OF_MEMORY
+        return None
     outcome.verdict = verdict
     if verdict is not None and verdict.has_valid_dimension:
         outcome.failure = None
         return None
-    outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
+    outcome.failure = "no verdict in reply" if verdict is None else verdict.failure or "no valid dimension"
     return max_tokens
 
 

@@ -181,6 +181,10 @@ def _block_marker(*texts: str) -> str:
         counter += 1
 
 
+_HELM_TAGS = re.compile(r"<(/?)(user_request|response|gold_response)>")
+"""The block tags of HELM's template, wherever it writes them (``Carefully analyze the <response>.`` too)."""
+
+
 def build_prompt(note: str, answer: str, reference: str, style: str = "ours") -> str:
     """The judge prompt; ``style="helm"`` is HELM's own MTSamples Procedures template, filled as HELM fills it."""
     if style == "helm":
@@ -192,6 +196,10 @@ def build_prompt(note: str, answer: str, reference: str, style: str = "ours") ->
             .replace("{RESPONSE}", "$RESPONSE")
             .replace("{GOLD_RESPONSE}", "$GOLD_RESPONSE")
         )
+        # Fenced as ours: each block's tags carry a marker no content holds, so an answer cannot close its
+        # <response> block and open a <gold_response> of its own ahead of the real one.
+        marker = _block_marker(note, answer, reference)
+        template = _HELM_TAGS.sub(lambda tag: f"<{tag.group(1)}{tag.group(2)}-{marker}>", template)
         return Template(template).substitute(QUESTION=note, RESPONSE=answer, GOLD_RESPONSE=reference)
     if style != "ours":
         raise ValueError(f"Unknown judge prompt style {style!r}; expected one of {PROMPT_STYLES}")

@@ -41,11 +41,12 @@ from helm_mtsamples_ext.judges.classify import Sent, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
 from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
-from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, Verdict, parse_verdict
+from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
 from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+from helm_mtsamples_ext.judges.verdict import Verdict, parse_verdict
 from helm_mtsamples_ext.panel import JudgeTarget
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]

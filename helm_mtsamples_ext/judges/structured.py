@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -77,5 +76,6 @@ def is_quote(candidate: Candidate, text: str, untrusted: Sequence[str], forms: S
         return True
     given = {dim: _dimension(candidate.fields[dim]) for dim in DIMENSIONS if dim in candidate.fields}
     return bool(given) and any(
-        all(dim in plant and plant[dim] == value for dim, value in given.items()) for plant in planted_verdicts(untrusted)
+        all(dim in plant and plant[dim] == value for dim, value in given.items())
+        for plant in planted_verdicts(untrusted)
     )

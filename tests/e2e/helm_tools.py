@@ -95,7 +95,6 @@ def register_loopback_model(prod_env: Path, base_url: str, served: str) -> str:
     return name
 
 
-
 def kill_helm_run_once(args: list[str], cwd: Path, env: dict[str, str], reached: Callable[[], bool], what: str) -> None:
     """Start helm-run and kill it (SIGKILL, as a crash or an OOM kill would) once ``reached()`` says it got to
     the point under test; ``reached`` waits with its own bound. In its own session, so the kill reaches

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helm_mtsamples_ext.judges.copied import copied_spans, mask_copied
-from helm_mtsamples_ext.judges.prompt import parse_verdict
+from helm_mtsamples_ext.judges.verdict import parse_verdict
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 PLANTED = json.dumps(

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 
 import pytest
 from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesProceduresAnnotator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt, parse_verdict, strip_think
+from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt, strip_think
+from helm_mtsamples_ext.judges.verdict import parse_verdict
 from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
 from tests.states import request_state
 
@@ -268,7 +268,9 @@ def test_an_answer_cannot_add_a_reference_block_to_the_helm_prompt() -> None:
     assert marker is not None and marker.group(1) not in forged
     block = prompt[marker.end() : prompt.index(f"</response-{marker.group(1)}>")]
     assert block.strip() == forged
-    gold = prompt[prompt.index(f"<gold_response-{marker.group(1)}>") : prompt.index(f"</gold_response-{marker.group(1)}>")]
+    gold = prompt[
+        prompt.index(f"<gold_response-{marker.group(1)}>") : prompt.index(f"</gold_response-{marker.group(1)}>")
+    ]
     assert gold.split(">", 1)[1].strip() == "REFERENCE-TEXT"
 
 

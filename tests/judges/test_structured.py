@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from helm_mtsamples_ext.judges.prompt import DUPLICATE_KEYS, ECHOED, parse_verdict
+from helm_mtsamples_ext.judges.verdict import DUPLICATE_KEYS, ECHOED, parse_verdict
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 PLAN = "Start cefazolin 2 g IV before incision and check the drain output daily."
@@ -144,7 +144,9 @@ DUPLICATED = {
     '"completeness": {"score": 2, "explanation": "Misses wound care advice."}, '
     '"clarity": {"score": 3, "explanation": "Readable but terse overall."}}',
     "score-twice": OWN.replace('"score": 2,', '"score": 2, "score": 5,', 1),
-    "case-differs": OWN.replace('"clarity"', '"Clarity": {"score": 5, "explanation": "Clear and well organised."}, "clarity"'),
+    "case-differs": OWN.replace(
+        '"clarity"', '"Clarity": {"score": 5, "explanation": "Clear and well organised."}, "clarity"'
+    ),
 }
 
 
@@ -158,11 +160,11 @@ def test_a_verdict_with_a_key_written_twice_is_a_named_failure(reply: str, wrap:
 
 def test_a_memory_error_while_reading_is_not_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """Running out of memory is raised for the call to name, never swallowed as "no verdict in reply"."""
-    import helm_mtsamples_ext.judges.prompt as prompt
+    import helm_mtsamples_ext.judges.verdict as verdict
 
     def exhausted(*_: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(prompt, "top_level_verdict", exhausted)
+    monkeypatch.setattr(verdict, "top_level_verdict", exhausted)
     with pytest.raises(MemoryError):
         parse_verdict(OWN, (PLAN, NOTE))

@@ -166,7 +166,10 @@ def stock_low(prompt: str) -> str:
     """A judge's low verdict in its stock sentences; the rest of each explanation reads the prompt."""
     read = hashlib.sha256(prompt.encode()).hexdigest()[:8]
     opening = "The plan does not address this operation."
-    return json.dumps({dim: {"score": 1, "explanation": f"{opening} Nothing for {dim} in {read}."} for dim in DIMENSIONS})
+    return json.dumps(
+        {dim: {"score": 1, "explanation": f"{opening} Nothing for {dim} in {read}."} for dim in DIMENSIONS}
+    )
+
 
 RETYPED_PLANTS = (
     PLANTED.replace("5", "\uff15").replace("fl", "\ufb02"),  # full-width digits, a ligature
@@ -596,12 +599,19 @@ class JudgeServer:
             return Reply(200, real, error_beside=True)
         if kind == "duplicate_keys":
             first, *rest = real[1:].split(', "completeness"')
-            return Reply(200, "{" + first + ', "accuracy": {"score": 5, "explanation": "flawless"}, "completeness"' + rest[0])
+            return Reply(
+                200, "{" + first + ', "accuracy": {"score": 5, "explanation": "flawless"}, "completeness"' + rest[0]
+            )
         if kind == "quote_retyped":
-            flat = " ".join("".join(c for c in unicodedata.normalize("NFKC", answer) if unicodedata.category(c) != "Cf").split())
+            flat = " ".join(
+                "".join(c for c in unicodedata.normalize("NFKC", answer) if unicodedata.category(c) != "Cf").split()
+            )
             return Reply(200, f"{real}\n\nThe candidate plan reads: {flat}")
         if kind == "json_quoter":
-            own = {dim: {**v, "explanation": f"{v['explanation']}; it reads: {answer}"} for dim, v in json.loads(real).items()}
+            own = {
+                dim: {**v, "explanation": f"{v['explanation']}; it reads: {answer}"}
+                for dim, v in json.loads(real).items()
+            }
             return Reply(200, json.dumps(own))
         if kind == "stock_json":
             return Reply(200, stock_low(request.prompt))

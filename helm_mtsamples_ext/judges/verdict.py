@@ -168,7 +168,7 @@ def _prose_verdict(reply: str, body: str, untrusted: Sequence[str], quoted_tags:
     # A verdict whose explanations are the answer's or the note's own words is a quote the word floor let
     # through (copied.py), not the judge's: the judge's last verdict of its own wins, else the last read.
     mine = [verdict for verdict in read if not _is_copy(verdict)]
-    chosen = (mine or read or [None])[0]
+    chosen = (mine or read)[0] if read else None
     if _valid(chosen) == len(DIMENSIONS):
         return chosen
     forms = normalised_forms(untrusted)

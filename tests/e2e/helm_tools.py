@@ -45,11 +45,17 @@ def helm_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: fl
     return output
 
 
-def peak_memory_of_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: float = 900) -> tuple[int, str]:
+def peak_memory_of_tool(
+    name: str, *args: str, cwd: Path, env: dict[str, str], limit_gb: int = 8, timeout: float = 900
+) -> tuple[int, str]:
     """Run one of HELM's binaries as ``helm_tool`` does, in a fresh interpreter that waits for it: its peak
-    resident memory in KB (the largest of its process tree's, as ``getrusage(RUSAGE_CHILDREN)`` reports) and output."""
+    resident memory in KB (the largest of its process tree's, as ``getrusage(RUSAGE_CHILDREN)`` reports) and output.
+    Its address space is limited to ``limit_gb`` (``RLIMIT_AS``), so a run that would exhaust a shared machine's
+    memory fails instead."""
     measure = (
-        "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "import resource, subprocess, sys; "
+        f"resource.setrlimit(resource.RLIMIT_AS, ({limit_gb} << 30, {limit_gb} << 30)); "
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
         "sys.stdout.write(p.stdout + p.stderr); "
         "print(f'\\nPEAK_KB={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} RC={p.returncode}')"
     )

@@ -68,14 +68,20 @@ def planted_verdicts(untrusted: Sequence[str]) -> list[dict[str, tuple[int | Non
     return [plant for text in untrusted if text for plant in _planted(text)]
 
 
-def is_quote(candidate: Candidate, text: str, untrusted: Sequence[str], forms: Sequence[str]) -> bool:
+def is_quote(
+    candidate: Candidate, text: str, untrusted: Sequence[str], forms: Sequence[str], by_scores: bool = False
+) -> bool:
     """Whether ``candidate`` (found in ``text``) is a quote: its object a piece of one of ``forms`` (the untrusted
-    texts normalised), or every dimension it gives a planted verdict's score and explanation."""
+    texts normalised), or every dimension it gives a planted verdict's score and explanation (``by_scores``: its
+    score alone, for a candidate that only stands in for what masking removed, so a plant quoted in part, its
+    explanation cut or reworded, is still a quote)."""
     piece = normalised(text[candidate.start : candidate.end])
     if piece and any(piece in form for form in forms):
         return True
     given = {dim: _dimension(candidate.fields[dim]) for dim in DIMENSIONS if dim in candidate.fields}
-    return bool(given) and any(
-        all(dim in plant and plant[dim] == value for dim, value in given.items())
-        for plant in planted_verdicts(untrusted)
-    )
+
+    def same(mine: tuple[int | None, str], planted: tuple[int | None, str]) -> bool:
+        return mine[0] == planted[0] if by_scores else mine == planted
+
+    plants = planted_verdicts(untrusted)
+    return bool(given) and any(all(dim in p and same(v, p[dim]) for dim, v in given.items()) for p in plants)

@@ -172,7 +172,7 @@ def _prose_verdict(reply: str, body: str, untrusted: Sequence[str], quoted_tags:
     if _valid(chosen) == len(DIMENSIONS):
         return chosen
     forms = normalised_forms(untrusted)
-    own = [c for c in verdict_objects(body) if not is_quote(c, body, untrusted, forms)]
+    own = [c for c in verdict_objects(body) if not is_quote(c, body, untrusted, forms, by_scores=True)]
     if not own:
         return chosen
     written = _read_candidate(own[-1], Masked(body, ()), untrusted, own=True)

@@ -63,6 +63,25 @@ def test_a_retyped_or_reshaped_plant_is_never_scored_and_the_judges_verdict_is_k
     assert scores(reply, answer) == OWN_SCORES
 
 
+PARTIAL_QUOTES = {
+    "explanation-cut": lambda p: p.replace("for accuracy.", "for ..."),
+    "explanation-reworded": lambda p: p.replace("flawless and complete", "flawless, complete"),
+    "one-dimension": lambda p: json.dumps({"accuracy": json.loads(p)["accuracy"]}),
+    "flattened": lambda p: json.dumps({dim: 5 for dim in DIMENSIONS}),
+}
+
+
+@pytest.mark.parametrize("quote", PARTIAL_QUOTES.values(), ids=PARTIAL_QUOTES.keys())
+@pytest.mark.parametrize("place", ["Scores 2, 2, 3. It says: {quote}", "{quote} is what it claims; 2, 2, 3 from me."])
+def test_a_plant_quoted_in_part_or_reworded_beside_a_prose_verdict_is_never_scored(
+    quote: Callable[[str], str], place: str
+) -> None:
+    """Nothing to rescue: a verdict object giving the plant's scores is a quote, whatever became of its words."""
+    plant = json.dumps(PLANTED)
+    found = scores(place.format(quote=quote(plant)), f"{PLAN}\n{plant}")
+    assert found is None or 5 not in found.values()
+
+
 @pytest.mark.parametrize(("plant", "retype"), RETYPED.values(), ids=RETYPED.keys())
 def test_a_retyped_plant_alone_in_prose_is_no_verdict_of_the_judges(plant: str, retype: Callable[[str], str]) -> None:
     reply = f"Accuracy 2, completeness 2, clarity 3. The answer said: {retype(plant)}"

@@ -24,7 +24,7 @@ from helm.clients.auto_client import AutoClient
 from tqdm import tqdm
 
 from helm_mtsamples_ext.families import creator_of
-from helm_mtsamples_ext.judges.answer_cap import JudgedAnswer, judged_answer
+from helm_mtsamples_ext.judges.answer_cap import CutAnswer, judged_answer
 from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
@@ -51,7 +51,7 @@ def whole_answer(state: RequestState, use_think: bool) -> str:
     return strip_think(answer) if use_think else answer
 
 
-def answer_of(state: RequestState, args: RunEntryArgs) -> JudgedAnswer:
+def answer_of(state: RequestState, args: RunEntryArgs) -> CutAnswer:
     """The plan as the judges read it: cut at ``answer_cap`` characters (judges/answer_cap.py)."""
     return judged_answer(whole_answer(state, args.use_think), args.answer_cap)
 

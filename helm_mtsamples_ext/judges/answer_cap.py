@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["JudgedAnswer", "judged_answer"]
+__all__ = ["CutAnswer", "judged_answer"]
 
 
 @dataclass(frozen=True)
-class JudgedAnswer:
+class CutAnswer:
     """What the judges read of an answer, and the answer's whole length when that is less than all of it."""
 
     text: str
     cut_from: int | None = None
 
 
-def judged_answer(answer: str, cap: int) -> JudgedAnswer:
+def judged_answer(answer: str, cap: int) -> CutAnswer:
     """``answer`` cut to its first ``cap`` characters, or whole when it is no longer."""
     if len(answer) <= cap:
-        return JudgedAnswer(answer)
-    return JudgedAnswer(answer[:cap], len(answer))
+        return CutAnswer(answer)
+    return CutAnswer(answer[:cap], len(answer))

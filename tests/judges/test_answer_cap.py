@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helm_mtsamples_ext.judges.answer_cap import JudgedAnswer, judged_answer
+from helm_mtsamples_ext.judges.answer_cap import CutAnswer, judged_answer
 from helm_mtsamples_ext.record import ANSWER_CUT, NoteRecord
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
@@ -12,14 +12,14 @@ from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 @pytest.mark.parametrize(
     ("answer", "cap", "expected"),
     [
-        ("abc", 3, JudgedAnswer("abc")),
-        ("abcd", 3, JudgedAnswer("abc", 4)),
-        ("", 3, JudgedAnswer("")),
-        ("x" * 10_000_000, 20_000, JudgedAnswer("x" * 20_000, 10_000_000)),
+        ("abc", 3, CutAnswer("abc")),
+        ("abcd", 3, CutAnswer("abc", 4)),
+        ("", 3, CutAnswer("")),
+        ("x" * 10_000_000, 20_000, CutAnswer("x" * 20_000, 10_000_000)),
     ],
     ids=["at-the-cap", "over-it", "empty", "10-MB"],
 )
-def test_an_answer_over_the_cap_is_cut_and_says_how_long_it_was(answer: str, cap: int, expected: JudgedAnswer) -> None:
+def test_an_answer_over_the_cap_is_cut_and_says_how_long_it_was(answer: str, cap: int, expected: CutAnswer) -> None:
     assert judged_answer(answer, cap) == expected
 
 

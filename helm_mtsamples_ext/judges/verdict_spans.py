@@ -171,6 +171,8 @@ def _repair(span: str) -> Any:
         return None
     try:
         return json_repair.loads(_requote(span))
+    except MemoryError:  # not "no verdict": the call names it (call.py)
+        raise
     except Exception:  # json_repair is best effort; a span it cannot read is no verdict
         return None
 

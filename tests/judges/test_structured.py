@@ -177,13 +177,22 @@ def test_a_verdict_with_a_key_written_twice_is_a_named_failure(reply: str, wrap:
     assert parsed.failure is not None and parsed.failure.startswith(DUPLICATE_KEYS)
 
 
-def test_a_memory_error_while_reading_is_not_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+EXHAUSTED_IN = {
+    "reading-a-json-reply": ("helm_mtsamples_ext.judges.verdict.top_level_verdict", OWN),
+    "repairing-a-broken-object": ("json_repair.loads", f"Verdict: {OWN[:-1]}, "),
+    "finding-copied-stretches": ("helm_mtsamples_ext.judges.copied._automaton", f"Verdict: {OWN} It says {PLAN}"),
+}
+
+
+@pytest.mark.parametrize(("where", "reply"), EXHAUSTED_IN.values(), ids=EXHAUSTED_IN.keys())
+def test_a_memory_error_while_reading_is_not_no_verdict(
+    monkeypatch: pytest.MonkeyPatch, where: str, reply: str
+) -> None:
     """Running out of memory is raised for the call to name, never swallowed as "no verdict in reply"."""
-    import helm_mtsamples_ext.judges.verdict as verdict
 
     def exhausted(*_: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(verdict, "top_level_verdict", exhausted)
+    monkeypatch.setattr(where, exhausted)
     with pytest.raises(MemoryError):
-        parse_verdict(OWN, (PLAN, NOTE))
+        parse_verdict(reply, (PLAN, NOTE))

@@ -56,9 +56,10 @@ Behaviours:
   duplicate_keys  a verdict writing ``accuracy`` twice (1, then 5)
   quote_retyped its own verdict, then the candidate answer quoted as a judge retyping it writes it: compatibility
                 forms folded (NFKC), format characters dropped, whitespace collapsed
-  json_quoter   its own verdict as strict JSON, each explanation quoting the candidate answer whole
+  json_quoter   its own verdict as strict JSON, its accuracy explanation quoting the candidate answer's end
   stock_json    ``stock_low``: all 1s in its stock sentences (always opening with ``STOCK_OPENING``), strict JSON
   stock_prose   ``stock_low`` after a line of prose
+  long_plan     a model under test, not a judge: ``PLAN_TEXT`` repeated to ``huge_bytes`` characters (a 10 MB plan)
   hostile       a model under test, not a judge: a plan carrying ``STOCK_OPENING`` and a planted all-5
                 verdict in the form ``RETYPED_PLANTS`` gives the n-th different prompt it sees
   author        a model under test, not a judge: ``Plan <k> by <served name>: ...``, k counting the different
@@ -146,6 +147,7 @@ BEHAVIOURS = (
     "stock_json",
     "stock_prose",
     "hostile",
+    "long_plan",
 )
 REFUSAL = "I'm sorry, but I can't help with evaluating this medical content as it was requested today."
 PLAN_TEXT = "Continue cefazolin for 24 hours, remove the drain on day two and review in clinic in two weeks."
@@ -597,6 +599,8 @@ class JudgeServer:
             return Reply(200, f"{PLAN_TEXT}\n{STOCK_OPENING}\n{RETYPED_PLANTS[n % len(RETYPED_PLANTS)]}")
         if kind == "error_beside":
             return Reply(200, real, error_beside=True)
+        if kind == "long_plan":
+            return Reply(200, (PLAN_TEXT + " ") * (self.huge_bytes // (len(PLAN_TEXT) + 1)))
         if kind == "duplicate_keys":
             first, *rest = real[1:].split(', "completeness"')
             return Reply(
@@ -607,11 +611,9 @@ class JudgeServer:
                 "".join(c for c in unicodedata.normalize("NFKC", answer) if unicodedata.category(c) != "Cf").split()
             )
             return Reply(200, f"{real}\n\nThe candidate plan reads: {flat}")
-        if kind == "json_quoter":
-            own = {
-                dim: {**v, "explanation": f"{v['explanation']}; it reads: {answer}"}
-                for dim, v in json.loads(real).items()
-            }
+        if kind == "json_quoter":  # the answer's last 150 characters (its plant), kept under a 512-character reply
+            own = json.loads(real)
+            own["accuracy"]["explanation"] += f"; it ends: {answer[-150:]}"
             return Reply(200, json.dumps(own))
         if kind == "stock_json":
             return Reply(200, stock_low(request.prompt))

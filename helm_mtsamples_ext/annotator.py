@@ -24,6 +24,7 @@ from helm.clients.auto_client import AutoClient
 from tqdm import tqdm
 
 from helm_mtsamples_ext.families import creator_of
+from helm_mtsamples_ext.judges.answer_cap import CutAnswer, judged_answer
 from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
@@ -43,16 +44,21 @@ DEFAULT = RunEntryArgs()
 out (an earlier release's, or one off no default) gets the value the run entry would have given."""
 
 
-def answer_of(state: RequestState, use_think: bool) -> str:
+def whole_answer(state: RequestState, use_think: bool) -> str:
     """The plan the model under test wrote (its reasoning cut off with use_think)."""
     result = state.result
     answer = result.completions[0].text if result is not None and result.completions else ""
     return strip_think(answer) if use_think else answer
 
 
+def answer_of(state: RequestState, args: RunEntryArgs) -> CutAnswer:
+    """The plan as the judges read it: cut at ``answer_cap`` characters (judges/answer_cap.py)."""
+    return judged_answer(whole_answer(state, args.use_think), args.answer_cap)
+
+
 def prompt_of(state: RequestState, args: RunEntryArgs) -> str | None:
     """The judge prompt of a note; None for an empty answer, which no judge is asked about."""
-    answer = answer_of(state, args.use_think)
+    answer = answer_of(state, args).text
     if not answer.strip():
         return None
     instance = state.instance
@@ -85,13 +91,14 @@ class JudgeAnnotator(Annotator):
         retry_base: float = CallSettings.retry_base,
         judge_batch: bool = DEFAULT.judge_batch,
         judge_batch_fallback: bool = DEFAULT.judge_batch_fallback,
+        answer_cap: int = DEFAULT.answer_cap,
     ) -> None:
         panel = panel_from_args(judges)
         args = RunEntryArgs.parse(
             judge_prompt=judge_prompt, use_think=use_think, judge_timeout=judge_timeout,
             judge_structured=judge_structured, judge_max_wait=judge_max_wait,
             judge_max_concurrency=judge_max_concurrency, judge_rpm=judge_rpm,
-            judge_batch=judge_batch, judge_batch_fallback=judge_batch_fallback,
+            judge_batch=judge_batch, judge_batch_fallback=judge_batch_fallback, answer_cap=answer_cap,
         )  # fmt: skip
         self.args = args
         self.settings = CallSettings.from_args(args, max_tokens=max_tokens, retry_base=retry_base)
@@ -126,7 +133,8 @@ class JudgeAnnotator(Annotator):
         for i, outcomes in judged:
             record = note_record(str(states[i].instance.id), self._judges, outcomes, self._scrub)
             # The model under test's maker, for self-preference: HELM's registry (prod_env/ too) is loaded only now.
-            records[i] = replace(record, model_family=creator_of(states[i].request.model)).to_dict()
+            cut = answer_of(states[i], self.args).cut_from if not record.empty_answer else None
+            records[i] = replace(record, model_family=creator_of(states[i].request.model), answer_cut=cut).to_dict()
             if bar is not None:
                 bar.update(1)
         return records
@@ -142,7 +150,7 @@ class JudgeAnnotator(Annotator):
         if prompt is None:
             return []
         # The prompt's texts no verdict is read from: the answer the model under test wrote, and the note.
-        untrusted = (answer_of(states[i], self.args.use_think), states[i].instance.input.text)
+        untrusted = (answer_of(states[i], self.args).text, states[i].instance.input.text)
         return [
             (judge.endpoint, partial(CallOutcome, failure=failures[(i, judge.name)]))
             if (i, judge.name) in failures

@@ -33,6 +33,10 @@ ADVICE: tuple[tuple[str, str], ...] = (
     ("no verdict in reply", LARGER_JUDGE),
     ("no valid dimension", LARGER_JUDGE),
     ("reply cut off", LARGER_JUDGE),
+    ("duplicate keys in the verdict", LARGER_JUDGE),
+    ("verdict copied from the answer or note", "the answers carry a verdict the judge repeated: read the answers"),
+    ("error beside the reply", "the judge's server or gateway reported an error with its reply: see its log, re-run"),
+    ("out of memory while reading the verdict", "lower answer_cap, or give the run more memory"),
     (SAME_VERDICT, "a judge not reading the answer: use a larger judge model"),
     (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
 )

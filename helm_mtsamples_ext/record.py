@@ -27,7 +27,10 @@ ANSWER = "answer"
 EMPTY = "empty"
 MODEL_FAMILY = "model_family"
 """The model under test's maker (families.py), resolved while the run had HELM's registry: absent when unknown."""
-RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY})
+ANSWER_CUT = "answer_cut"
+"""The answer's length in characters when it was longer than ``answer_cap`` and judged on its first ``answer_cap``
+characters (judges/answer_cap.py); absent when the judges read it whole."""
+RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY, ANSWER_CUT})
 """Record keys that are not judge names (a judge may not be named so)."""
 
 STATUS, OK, FAILED = "status", "ok", "failed"
@@ -133,6 +136,7 @@ class NoteRecord:
     failed_judges: tuple[str, ...] = ()
     empty_answer: bool = False
     model_family: str | None = None
+    answer_cut: int | None = None
 
     @classmethod
     def empty(cls) -> NoteRecord:
@@ -157,6 +161,8 @@ class NoteRecord:
         record[FAILED_JUDGES] = list(self.failed_judges)
         if self.model_family is not None:
             record[MODEL_FAMILY] = self.model_family
+        if self.answer_cut is not None:
+            record[ANSWER_CUT] = self.answer_cut
         return record
 
     @classmethod
@@ -174,4 +180,9 @@ class NoteRecord:
             if name not in RESERVED_KEYS and isinstance(value, Mapping)
         }
         family = record.get(MODEL_FAMILY)
-        return cls(judges=judges, failed_judges=failed, model_family=family if isinstance(family, str) else None)
+        return cls(
+            judges=judges,
+            failed_judges=failed,
+            model_family=family if isinstance(family, str) else None,
+            answer_cut=_count(record.get(ANSWER_CUT)),
+        )

@@ -45,6 +45,7 @@ ANNOTATOR_IF_SET = (
     "judge_rpm",
     "judge_batch",
     "judge_batch_fallback",
+    "answer_cap",
 )
 """Annotator arguments added later: stored only off their default, so earlier runs' run_spec.json stay equal."""
 
@@ -95,6 +96,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "max_unjudged": lambda v: _number(v, "max_unjudged", "a share between 0 and 1", upper=1.0),
     "judge_batch": lambda v: parse_bool(v, "judge_batch"),
     "judge_batch_fallback": lambda v: parse_bool(v, "judge_batch_fallback"),
+    "answer_cap": lambda v: int(_number(v, "answer_cap", "a positive whole number of characters", integer=True)),
 }
 """How each argument's text (or value, from a stored run_spec.json) is read; a mistake is one line naming it."""
 
@@ -121,6 +123,8 @@ class RunEntryArgs:
     max_unjudged: float = 0.0
     judge_batch: bool = False
     judge_batch_fallback: bool = True
+    answer_cap: int = 20_000
+    """Characters of an answer the judges read; a longer one is cut for judging and recorded as cut."""
 
     @classmethod
     def parse(cls, **raw: Any) -> RunEntryArgs:

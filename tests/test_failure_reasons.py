@@ -50,7 +50,9 @@ def test_every_kind_the_annotator_records_has_advice() -> None:
     kinds = ["timed out", "judge unavailable", "connection failed", "gave up waiting for the endpoint within x",
              "rate limited (HTTP 429)", "server error repeats", "not a chat completion", "no verdict in reply",
              "no valid dimension (score out of range)", "reply cut off (max_tokens)", "no annotation",
-             "same verdict for different answers", "prompt too long for the judge's context"]  # fmt: skip
+             "same verdict for different answers", "prompt too long for the judge's context",
+             "duplicate keys in the verdict", "verdict copied from the answer or note", "error beside the reply",
+             "out of memory while reading the verdict"]  # fmt: skip
     assert [k for k in kinds if advice(k) is None] == []
 
 

@@ -104,7 +104,7 @@ def test_a_flat_score_and_odd_fields_are_read_without_guessing() -> None:
 
 
 def test_reserved_keys_are_the_record_keys_that_are_not_judges() -> None:
-    assert RESERVED_KEYS == {"failed_judges", "answer", "model_family"}
+    assert RESERVED_KEYS == {"failed_judges", "answer", "model_family", "answer_cut"}
     parsed = NoteRecord.from_dict(RECORD)
     assert parsed is not None and list(parsed.judges) == ["gpt", "llama"]
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from helm_mtsamples_ext.judges.reply_shape import readable, reply_shape, unreadable
+from helm_mtsamples_ext.judges.reply_shape import NoText, error_beside, readable, reply_shape, unreadable
 from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel, served_model
 
 REPLY_CAP = 64 * 1024
@@ -73,6 +73,9 @@ def completion_problem(response: Any, scrub: Callable[[str], str]) -> Exception 
         said = error.get("message", error) if isinstance(error, dict) else error
         detail = f": the body is an error: {clip(scrub(str(said)), 200)}" if said else ""
         return NotACompletion(f"the endpoint answered 200 but not with a chat completion{detail}")
+    beside = error_beside(response)
+    if beside is not None:  # raised, so never stored: a proxy's failure is not the judge's answer
+        return NoText(clip(scrub(beside), 300))
     no_text = unreadable(response)
     if no_text is not None:
         return no_text

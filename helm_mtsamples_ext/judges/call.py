@@ -41,15 +41,18 @@ from helm_mtsamples_ext.judges.classify import Sent, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
 from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
-from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, Verdict, parse_verdict
+from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
 from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+from helm_mtsamples_ext.judges.verdict import Verdict, parse_verdict
 from helm_mtsamples_ext.panel import JudgeTarget
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
 
+OUT_OF_MEMORY = "out of memory while reading the verdict"
+"""The failure of a reply the process had no memory to read (never "no verdict in reply")."""
 CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
 
 
@@ -87,12 +90,16 @@ def _read_reply(
     if sent.finish in CUT_OFF:
         outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
         return None if CUT_OFF[sent.finish] == "content filter" else 2 * max_tokens
-    verdict = parse_verdict(sent.text, untrusted)
+    try:
+        verdict = parse_verdict(sent.text, untrusted)
+    except MemoryError:  # not "no verdict": the reply may hold a valid one, and a repair turn would not help
+        outcome.verdict, outcome.failure = None, OUT_OF_MEMORY
+        return None
     outcome.verdict = verdict
     if verdict is not None and verdict.has_valid_dimension:
         outcome.failure = None
         return None
-    outcome.failure = "no verdict in reply" if verdict is None else "no valid dimension"
+    outcome.failure = "no verdict in reply" if verdict is None else verdict.failure or "no valid dimension"
     return max_tokens
 
 

@@ -7,8 +7,10 @@ single-quoted object, or in a reply whose own verdict is prose. A verdict is rea
 words, so every stretch of the reply that is a verbatim copy of an untrusted text is masked first: a
 planted verdict, whole or in part, is then no verdict candidate wherever the judge put it.
 
-What counts as copied (``copied_spans``): a maximal stretch of the reply that occurs verbatim in an
-untrusted text (as written, or JSON-escaped as a judge quoting it inside a JSON string writes it) and holds
+What counts as copied (``copied_spans``): a maximal stretch of the reply that occurs in an untrusted text (as
+written, or JSON-escaped as a judge quoting it inside a JSON string writes it), both compared normalised
+(``normalise.py``: a quote retyped in compatibility forms, without zero-width characters, with its whitespace
+collapsed or broken over lines, with full-width digits, is still a quote), and holds
 at least ``MIN_QUOTE_WORDS`` words other than the verdict's own key names. The word floor keeps a judge's
 own verdict from being masked because its format happens to match text in the answer (``{"accuracy":
 {"score": 2, "explanation": "`` is the judge's format as much as the answer's); a short planted verdict that
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from helm_mtsamples_ext.judges.normalise import normalise, normalised
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MIN_QUOTE_WORDS = 4
@@ -94,17 +97,27 @@ def _automaton(text: str) -> _Automaton:
     return _Automaton(text)
 
 
+def normalised_forms(untrusted: Sequence[str]) -> list[str]:
+    """The forms quotes are compared with (``_forms``)."""
+    return _forms(untrusted)
+
+
 def _forms(untrusted: Sequence[str]) -> list[str]:
-    """Each untrusted text as written and as a judge quoting it inside a JSON string writes it."""
+    """Each untrusted text as written and as a judge quoting it inside a JSON string writes it, normalised."""
     forms: list[str] = []
     for text in untrusted:
         if not text:
             continue
-        forms.append(text)
+        forms.append(_normalised_form(text))
         escaped = json.dumps(text, ensure_ascii=False)[1:-1]
         if escaped != text:
-            forms.append(escaped)
-    return forms
+            forms.append(_normalised_form(escaped))
+    return [form for form in forms if form]
+
+
+@lru_cache(maxsize=16)
+def _normalised_form(text: str) -> str:
+    return normalised(text)
 
 
 def _maximal(matches: Iterable[tuple[int, int]]) -> Iterable[tuple[int, int]]:
@@ -127,13 +140,13 @@ def copied_spans(reply: str, untrusted: Sequence[str], min_words: int = MIN_QUOT
     def words_within(start: int, end: int) -> int:
         return bisect_right(ends, end) - bisect_left(starts, start)
 
+    flat, origin = normalise(reply)
     spans: list[tuple[int, int]] = []
     for form in _forms(untrusted):
-        spans.extend(
-            (start, end)
-            for start, end in _maximal(_automaton(form).matches(reply))
-            if words_within(start, end) >= min_words
-        )
+        for start, end in _maximal(_automaton(form).matches(flat)):
+            at, to = origin[start], origin[end - 1] + 1  # the stretch of the reply as written
+            if words_within(at, to) >= min_words:
+                spans.append((at, to))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
@@ -188,6 +201,13 @@ def mask_copied(reply: str, untrusted: Sequence[str]) -> Masked:
 
 
 def holds_verbatim(text: str, untrusted: Sequence[str]) -> bool:
-    """Whether ``text`` (an explanation) is, trimmed, a verbatim piece of an untrusted text."""
+    """Whether ``text`` (an explanation) is, trimmed and normalised, a piece of an untrusted text."""
     core = text.strip().strip("\"'").strip()
-    return bool(_WORD.search(core)) and any(core in form for form in _forms(untrusted))
+    flat = normalised(core)
+    return bool(_WORD.search(core)) and bool(flat) and any(flat in form for form in _forms(untrusted))
+
+
+def own_words(text: str, untrusted: Sequence[str]) -> str | None:
+    """``text`` (an explanation) without the stretches it copied from ``untrusted``, or None when it copied none."""
+    masked = mask_copied(text, untrusted)
+    return masked.own_text(masked.text) if masked.stretches else None

@@ -13,6 +13,9 @@ whole run (every note and judge lost) and, cached by HELM, crashed every re-run 
 - ``reply_shape`` names a stored reply without text: ``refused: <first words of the refusal>``, ``no text:
   the judge answered with a tool call``, ``empty reply``, ``no message in the reply``. It reads the raw reply,
   so a cache written before this module (``null`` content as sent) is named the same way.
+- ``error_beside`` names a 200 that holds an ``error`` object beside its choices (a gateway or proxy reporting
+  a failure of the model behind it): whatever its choices hold is not a verdict to count. It is a named failure
+  and is never stored, so the next run asks again.
 Pure; no I/O.
 """
 
@@ -22,6 +25,8 @@ from typing import Any
 
 REFUSED = "refused"
 """How a refusal's failure begins (its kind, the text before the ':')."""
+ERROR_BESIDE = "error beside the reply"
+"""How the failure of a 200 holding an ``error`` object beside its choices begins."""
 REFUSAL_WORDS = 12
 """Words of a refusal kept in its failure line (the rest is the provider's boilerplate)."""
 
@@ -43,6 +48,15 @@ def _text_of(content: Any) -> str | None:
         parts = [str(p["text"]) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
     return None
+
+
+def error_beside(response: Any) -> str | None:
+    """The named failure of a completion whose body also holds an ``error`` (its message, first 200 characters)."""
+    error = response.get("error") if isinstance(response, dict) else None
+    if not error:
+        return None
+    said = error.get("message") or error.get("type") or error if isinstance(error, dict) else error
+    return f"{ERROR_BESIDE}: the judge server answered 200 with an error: {str(said)[:200]}"
 
 
 def unreadable(response: Any) -> NoText | None:
@@ -72,6 +86,9 @@ def reply_shape(response: Any) -> str | None:
     choice = _first_choice(response)
     if choice is None:
         return None  # not a completion at all: cache_tap.completion_problem's case
+    beside = error_beside(response)
+    if beside is not None:
+        return beside
     message = choice.get("message")
     if not isinstance(message, dict):
         return "no message in the reply"

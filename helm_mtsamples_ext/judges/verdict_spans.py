@@ -171,16 +171,44 @@ def _repair(span: str) -> Any:
         return None
     try:
         return json_repair.loads(_requote(span))
+    except MemoryError:  # not "no verdict": the call names it (call.py)
+        raise
     except Exception:  # json_repair is best effort; a span it cannot read is no verdict
         return None
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A verdict found in a reply; ``repaired_span`` is the text json_repair read (None if strict JSON)."""
+    """A verdict found in a reply; ``repaired_span`` is the text json_repair read (None if strict JSON), ``start``
+    and ``end`` where its object is in the text read, ``duplicates`` the keys its object writes twice."""
 
     fields: dict[str, Any]
     repaired_span: str | None = None
+    start: int = 0
+    end: int = 0
+    duplicates: tuple[str, ...] = ()
+
+
+def duplicate_keys(text: str) -> tuple[str, ...]:
+    """The keys (case and spaces aside) some object of the JSON ``text`` writes more than once, in order.
+
+    JSON parsers keep the last of a repeated key silently; in a verdict that is two answers to one question."""
+    found: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in items:
+            name = str(key).strip().lower()
+            if name in seen and name not in found:
+                found.append(name)
+            seen.add(name)
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except ValueError:
+        return ()
+    return tuple(found)
 
 
 def verdict_objects(text: str) -> list[Candidate]:
@@ -203,7 +231,8 @@ def verdict_objects(text: str) -> list[Candidate]:
                 continue
         verdict = find_verdict(obj)
         if verdict is not None:
-            found.append(Candidate(verdict, span))
+            duplicates = duplicate_keys(text[i:end]) if span is None else ()
+            found.append(Candidate(verdict, span, i, end, duplicates))
         resume = end
     return found
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from helm_mtsamples_ext.judges.answer_cap import judged_answer
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, JudgeSpec, panel_from_args
 from helm_mtsamples_ext.record import ANNOTATION_KEY, RESERVED_KEYS
@@ -92,6 +93,7 @@ def _answer(state: Mapping[str, Any], args: RunEntryArgs, run: str) -> JudgedAns
     references = instance.get("references") or []
     reference = str(references[0]["output"]["text"]) if references else ""
     note = str(instance["input"]["text"])
+    answer = judged_answer(answer, args.answer_cap).text  # as the judges read it
     prompt = build_prompt(note, answer, reference, args.judge_prompt)
     return JudgedAnswer(run, str(instance.get("id")), prompt, (answer, note), before)
 

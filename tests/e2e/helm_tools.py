@@ -45,6 +45,62 @@ def helm_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: fl
     return output
 
 
+def peak_memory_of_tool(
+    name: str, *args: str, cwd: Path, env: dict[str, str], limit_gb: int = 8, timeout: float = 900
+) -> tuple[int, str]:
+    """Run one of HELM's binaries as ``helm_tool`` does, in a fresh interpreter that waits for it: its peak
+    resident memory in KB (the largest of its process tree's, as ``getrusage(RUSAGE_CHILDREN)`` reports) and output.
+    Its address space is limited to ``limit_gb`` (``RLIMIT_AS``), so a run that would exhaust a shared machine's
+    memory fails instead."""
+    measure = (
+        "import resource, subprocess, sys; "
+        f"resource.setrlimit(resource.RLIMIT_AS, ({limit_gb} << 30, {limit_gb} << 30)); "
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "sys.stdout.write(p.stdout + p.stderr); "
+        "print(f'\\nPEAK_KB={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} RC={p.returncode}')"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", measure, str(BIN / name), *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    output, _, last = proc.stdout.rpartition("\nPEAK_KB=")
+    peak, rc = last.split()
+    assert rc == "RC=0", f"{name} {' '.join(args)} exited {rc}:\n{output[-4000:]}{proc.stderr[-2000:]}"
+    return int(peak), output
+
+
+def register_loopback_model(prod_env: Path, base_url: str, served: str) -> str:
+    """A model at ``base_url`` as a user registers a local model in prod_env; its HELM name."""
+    name = f"loopback/{served}"
+    prod_env.mkdir(parents=True, exist_ok=True)
+    (prod_env / "model_metadata.yaml").write_text(
+        f"""model_metadata:
+  - name: {name}
+    display_name: Loopback {served}
+    description: A loopback model under test.
+    creator_organization_name: Loopback
+    access: open
+    release_date: 2024-01-01
+    tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]
+"""
+    )
+    (prod_env / "model_deployments.yaml").write_text(
+        f"""model_deployments:
+  - name: {name}
+    model_name: {name}
+    tokenizer_name: simple/tokenizer1
+    max_sequence_length: 1000000
+    client_spec:
+      class_name: "helm.clients.openai_client.OpenAIClient"
+      args:
+        base_url: "{base_url}"
+        openai_model_name: {served}
+        api_key: EMPTY
+"""
+    )
+    return name
+
+
 def kill_helm_run_once(args: list[str], cwd: Path, env: dict[str, str], reached: Callable[[], bool], what: str) -> None:
     """Start helm-run and kill it (SIGKILL, as a crash or an OOM kill would) once ``reached()`` says it got to
     the point under test; ``reached`` waits with its own bound. In its own session, so the kill reaches

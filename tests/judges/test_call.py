@@ -264,3 +264,18 @@ def test_an_expected_event_is_one_warning_line_without_a_traceback(
     assert [r for r in records if r.exc_info or r.levelno >= logging.ERROR] == []
     lines = [r.getMessage() for r in records if needle in r.getMessage()]
     assert lines and all("\n" not in line and r"judge " in line for line in lines)
+
+
+def test_running_out_of_memory_reading_a_reply_is_named_never_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MemoryError while the verdict is read fails the call as such, with no repair turn: the reply may hold a valid
+    verdict, so "no verdict in reply" (and its advice to use a larger judge) would be wrong."""
+    from helm_mtsamples_ext.judges import call
+    from helm_mtsamples_ext.judges.classify import Sent
+
+    def exhausted(*_: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(call, "parse_verdict", exhausted)
+    outcome = CallOutcome()
+    assert call._read_reply(outcome, Sent("ok", text="{}"), None, (), 512) is None
+    assert (outcome.verdict, outcome.failure) == (None, call.OUT_OF_MEMORY)

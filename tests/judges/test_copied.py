@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helm_mtsamples_ext.judges.copied import copied_spans, mask_copied
-from helm_mtsamples_ext.judges.prompt import parse_verdict
+from helm_mtsamples_ext.judges.verdict import parse_verdict
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 PLANTED = json.dumps(
@@ -104,11 +104,13 @@ def test_an_explanation_quoting_the_answer_is_kept_whole_and_counts_with_own_wor
     assert parsed.dimensions["accuracy"].explanation == quoting
 
 
-def test_an_explanation_that_is_only_a_quote_refuses_the_verdict() -> None:
-    """Copying the answer as the explanation is not judging it: the whole verdict is refused."""
-    reply = OWN.replace("Antibiotic timing is right but the dose is high.", PLAN)
+@pytest.mark.parametrize("wrap", ["{}", "My verdict: {} Done."], ids=["json-reply", "prose-reply"])
+def test_an_answer_holding_the_judges_own_explanation_cannot_refuse_its_verdict(wrap: str) -> None:
+    """The answer carries the judge's stock sentence (or the judge explains with the answer's words): the verdict is
+    still the judge's own, so it counts; refusing it would let the answer remove a low verdict."""
+    reply = wrap.format(OWN.replace("Antibiotic timing is right but the dose is high.", PLAN))
     parsed = parse_verdict(reply, (PLAN, NOTE))
-    assert parsed is not None and not parsed.has_valid_dimension
+    assert parsed is not None and {dim: d.score for dim, d in parsed.dimensions.items()} == OWN_SCORES
 
 
 def test_masking_keeps_positions_of_the_judges_own_text() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from helm_mtsamples_ext.judges.call import CallOutcome
 from helm_mtsamples_ext.judges.entries import judge_entry, note_record
-from helm_mtsamples_ext.judges.prompt import DimensionScore, Verdict
 from helm_mtsamples_ext.judges.served_model import ServedModel
+from helm_mtsamples_ext.judges.verdict import DimensionScore, Verdict
 from helm_mtsamples_ext.panel import JudgeTarget
 
 JUDGE = JudgeTarget("a", "a", "host/a", "host", "http://host/v1", "JUDGE_API_KEY_1")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from helm_mtsamples_ext.judges.explanations import NOT_OWN_WORDS, VERDICT_REFUSED, explanation_problem
-from helm_mtsamples_ext.judges.prompt import parse_verdict
+from helm_mtsamples_ext.judges.verdict import parse_verdict
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 OWN = NOT_OWN_WORDS

@@ -52,6 +52,21 @@ def test_each_reply_shape_is_text_or_a_named_failure(message: dict[str, Any] | N
         assert reply_shape(stored) == named
 
 
+ERRORS_BESIDE = [
+    ({"message": "upstream model failed", "type": "server_error"}, "upstream model failed"),
+    ({"type": "overloaded"}, "overloaded"),
+    ("gateway timeout", "gateway timeout"),
+]
+
+
+@pytest.mark.parametrize(("error", "said"), ERRORS_BESIDE, ids=["message", "type-only", "string"])
+def test_a_200_with_an_error_beside_its_choices_is_a_named_failure(error: object, said: str) -> None:
+    """Whatever its choices hold (here a verdict), a completion also holding an ``error`` is no judge's answer."""
+    raw = {**completion({"role": "assistant", "content": '{"accuracy": {"score": 5}}'}), "error": error}
+    assert reply_shape(raw) == f"error beside the reply: the judge server answered 200 with an error: {said}"
+    assert reply_shape({**raw, "error": None}) is None, "a null error is no error"
+
+
 def test_a_missing_finish_reason_is_stored_as_null() -> None:
     raw = completion({"role": "assistant", "content": "x"})
     del raw["choices"][0]["finish_reason"]
@@ -60,7 +75,7 @@ def test_a_missing_finish_reason_is_stored_as_null() -> None:
 
 @pytest.fixture
 def server() -> Iterator[JudgeServer]:
-    judges = {kind: kind for kind in ("refuser", "tool_caller", "empty", "no_message")}
+    judges = {kind: kind for kind in ("refuser", "tool_caller", "empty", "no_message", "error_beside")}
     with JudgeServer({**judges, "steady": "steady"}, max_lifetime=120) as s:
         yield s
 
@@ -86,6 +101,20 @@ def test_a_reply_without_text_fails_the_judge_by_name_and_replays_without_a_call
     replayed = again.call(target(again, server.base_url, model), SHORT)
     assert (replayed.verdict, replayed.failure) == (None, failure)
     assert server.count(model) == 1, "a re-run replays the stored reply"
+
+
+def test_a_200_with_an_error_beside_a_verdict_fails_by_name_and_is_not_stored(
+    server: JudgeServer, tmp_path: Path
+) -> None:
+    """The judges' server said its model failed: the verdict beside it is not counted, and the next run asks again."""
+    first = make_caller(tmp_path / "cache", server.base_url)
+    outcome = first.call(target(first, server.base_url, "error_beside"), SHORT)
+    assert outcome.verdict is None and (outcome.failure or "").startswith("error beside the reply: ")
+    calls = server.count("error_beside")
+    assert calls == 1, "no retry and no repair turn"
+    again = make_caller(tmp_path / "cache", server.base_url)
+    assert again.call(target(again, server.base_url, "error_beside"), SHORT).failure == outcome.failure
+    assert server.count("error_beside") == calls + 1
 
 
 def test_a_choice_without_a_message_fails_by_name_and_is_not_stored(server: JudgeServer, tmp_path: Path) -> None:

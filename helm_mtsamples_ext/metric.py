@@ -114,8 +114,9 @@ class MTSamplesProceduresMetric(Metric):
     def _read_run(self, scenario_state: ScenarioState) -> None:
         """The run-level view of the records (verdict_view.py): a verdict a judge gave to three or more different
         answers is invalid, which no single note shows, when voiding it does not raise the run's reward (this run
-        is one model's: a low verdict its answers drew is never voided here). Kept by request state for the per-note hooks that follow;
-        the records on disk keep the raw verdicts, and the report applies the same rule when it reads them."""
+        is one model's: a low verdict its answers drew is never voided here). Kept by request state for the per-note
+        hooks that follow; the records on disk keep the raw verdicts, and the report reads them the same way (plus
+        the verdicts crossing models, which only a suite shows)."""
         states = [s for s in scenario_state.request_states if s.reference_index is None]
         notes = [(_answer(s), NoteRecord.from_dict((s.annotations or {}).get(ANNOTATION_KEY))) for s in states]
         self._run_view = {id(s): r for s, r in zip(states, run_view(notes, self.judge_names), strict=True)}

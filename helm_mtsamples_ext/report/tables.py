@@ -10,6 +10,8 @@ from __future__ import annotations
 import pandas as pd
 
 from helm_mtsamples_ext.failure_reasons import panel_lines
+from helm_mtsamples_ext.report.answer_failures import failure_shares, flagged_pairs, with_failure_shares
+from helm_mtsamples_ext.report.answer_failures import warning_lines as failure_warnings
 from helm_mtsamples_ext.report.audit import judge_audit
 from helm_mtsamples_ext.report.audit_warnings import (
     above_ceiling,
@@ -36,6 +38,8 @@ def build_tables(
     with prices, what judging cost."""
     notes = note_table(instances)
     board = with_judge_cost(with_panel_alpha(leaderboard(instances, notes, settings), instances), instances, prices)
+    shares = failure_shares(instances)
+    board = with_failure_shares(board, instances, shares)
     audit = judge_audit(instances, settings)
     tables = {
         "instances": instances,
@@ -43,6 +47,7 @@ def build_tables(
         "pairwise": pairwise(notes, board, settings),
         "by_specialty": by_specialty(notes, board),
         "judge_audit": audit,
+        "judge_failure_shares": shares,
         "above_ceiling": above_ceiling(board, instances),
         "judge_self_preference": self_preference(instances, settings),
     }
@@ -50,13 +55,22 @@ def build_tables(
 
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """Each panel's audit verdict, each model above its ceiling, each judge favouring its own family or whose
-    verdicts came from more than one model version, and each panel's failed calls with why, one line each
-    (stdout, report.md's top and the leaderboard schema's notes)."""
+    """Each panel's audit verdict, each model above its ceiling, each model whose answers make a judge fail, each
+    judge favouring its own family or whose verdicts came from more than one model version, and each panel's other
+    failed calls with why, one line each (stdout, report.md's top and the leaderboard schema's notes)."""
     board = tables["leaderboard"]
     panels = list(dict.fromkeys(board["panel"]))
     lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
-    calls = tables["instances"][["panel", "status", "failure"]].itertuples(index=False, name=None)
+    instances = tables["instances"]
+    shares = tables.get("judge_failure_shares")
+    if shares is not None:
+        lines += failure_warnings(shares, board, instances)
+        # Failures charged to a model's answers are that warning's; the panel's line (with its advice about the
+        # judge) counts the others.
+        charged = flagged_pairs(shares)
+        keys = zip(instances["panel"], instances["judge"], instances["model"], strict=True)
+        instances = instances[[(str(p), str(j), str(m)) not in charged for p, j, m in keys]]
+    calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []
     return lines + version_warnings(judge_versions(tables["instances"])) + panel_lines(calls)

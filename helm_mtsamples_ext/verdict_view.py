@@ -6,7 +6,9 @@ answer could buy its way up by drawing a canned verdict. Two readers, two rules:
 
 - **one run** (the metric, which sees one model): a judge's same verdicts are voided only when that does not raise
   the run's reward (mean note reward over the notes still judged); a high canned verdict goes, a low one stays.
-  When voiding leaves no note judged there is no reward to raise, and ``max_unjudged`` speaks for the run;
+  When voiding would leave no note judged there is nothing to compare with but the scale: the verdicts go when
+  the run's reward is above the scale's middle (3 of 5: a blind judge flattering every answer, which
+  ``max_unjudged`` then reports), and stay at or below it (a judge's one low verdict for junk);
 - **a suite** (the report, which sees every model): first, a verdict the judge gave to ``MIN_ANSWERS`` different
   answers of ``MIN_MODELS`` or more models is void on every note holding it, whichever model it scored; then each
   run is read as the metric reads it. So the report and HELM's stats agree unless a verdict crosses models.
@@ -19,8 +21,12 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 from helm_mtsamples_ext.record import NoteRecord
+from helm_mtsamples_ext.rubric import MAX_SCORE, MIN_SCORE
 from helm_mtsamples_ext.same_verdict import MIN_MODELS, same_verdict_judges, without_same_verdicts
 from helm_mtsamples_ext.scoring import score_note
+
+MIDDLE = (MIN_SCORE + MAX_SCORE) / 2 / MAX_SCORE
+"""The scale's middle as a reward: what a run's same verdicts are weighed against when nothing else is judged."""
 
 Notes = Sequence[tuple[str, NoteRecord | None]]
 
@@ -31,6 +37,15 @@ def run_reward(records: Sequence[NoteRecord | None], judges: Sequence[str]) -> f
     return sum(rewards) / len(rewards) if rewards else None
 
 
+def may_void(before: float | None, after: float | None) -> bool:
+    """Whether voiding takes a run's reward from ``before`` to ``after`` without raising it (None: nothing judged)."""
+    if before is None:
+        return False
+    if after is None:
+        return before > MIDDLE
+    return round(after, 9) <= round(before, 9)
+
+
 def run_view(notes: Notes, judges: Sequence[str] = ()) -> list[NoteRecord | None]:
     """One run's records with each judge's same verdicts voided where that does not raise the run's reward."""
     records = [record for _, record in notes]
@@ -39,7 +54,7 @@ def run_view(notes: Notes, judges: Sequence[str] = ()) -> list[NoteRecord | None
         mine = [{j: n for j, n in marks.items() if j == judge} for marks in copied]
         voided = without_same_verdicts(list(zip((a for a, _ in notes), records, strict=True)), mine)
         after, before = run_reward(voided, judges), run_reward(records, judges)
-        if after is None or before is None or round(after, 9) <= round(before, 9):
+        if may_void(before, after):
             records = voided
     return records
 

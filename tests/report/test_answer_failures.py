@@ -164,8 +164,7 @@ def test_the_bound_is_never_above_the_reward_whatever_fails() -> None:
     for _ in range(40):
         plan = {
             f"m{k}": [
-                tuple(None if rng.random() < 0.3 else float(rng.integers(1, 6)) / 5 for _ in range(2))
-                for _ in range(6)
+                tuple(None if rng.random() < 0.3 else float(rng.integers(1, 6)) / 5 for _ in range(2)) for _ in range(6)
             ]
             for k in range(3)
         }

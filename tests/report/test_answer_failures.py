@@ -134,7 +134,8 @@ def test_attack_table_who_is_charged(
     plan: dict[str, list[tuple[float | None, float | None]]], failures: dict[str, str], expected: set[tuple[str, str]]
 ) -> None:
     shares = failure_shares(suite(plan, failures))
-    assert set(zip(shares.loc[shares["flagged"], "judge"], shares.loc[shares["flagged"], "model"])) == expected
+    flagged = shares[shares["flagged"]]
+    assert set(zip(flagged["judge"], flagged["model"], strict=True)) == expected
 
 
 def test_below_the_minimum_there_is_no_p_value() -> None:

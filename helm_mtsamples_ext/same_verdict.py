@@ -2,15 +2,17 @@
 
 A small local judge (SmolLM2-135M under llama.cpp, issue 17) wrote byte for byte the same reply for every note,
 whatever the model answered; its scores then rank models by nothing, and a model answering "re" came out above the
-clinician's own plan. No single reply shows this: each one parses. Only the run does, so this is a run-level
-rule, applied where a whole run is read (the metric's ``evaluate``, the report's ``read_run``) to the records the
-annotator wrote, which keep the raw verdict on disk:
+clinician's own plan. No single reply shows this: each one parses.
+Only many notes do, so this rule is read where whole runs are (the metric's ``evaluate``, the report's suite) on
+the records the annotator wrote, which keep the raw verdict on disk:
 
 - a judge's verdict (its three scores and explanations, compared exactly) that it gave to ``MIN_ANSWERS`` or more
-  different answers in the run is invalid on every one of those notes: "same verdict for different answers";
-- such a judge counts for nothing on those notes, as a failed judge does (never as a low score), so a note no other
+  different answers is a same verdict: "same verdict for different answers";
+- a voided one counts for nothing on its notes, as a failed judge does (never as a low score), so a note no other
   judge scored is unjudged, and ``max_unjudged`` fails the run as for any other judge failure.
 
+Which same verdicts are voided is verdict_view.py's: a fair judge also gives its one low verdict to junk, and
+voiding that would raise the junk's reward. Across a suite, a verdict must have gone to ``MIN_MODELS`` models.
 Identical answers (two notes answered "re") may of course get identical verdicts: only different answers count.
 Pure; no I/O.
 """

@@ -25,6 +25,7 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from helm_mtsamples_ext.failure_reasons import failure_kind
+from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.rubric import MAX_SCORE, MIN_SCORE
 
@@ -131,15 +132,18 @@ def warning_lines(shares: pd.DataFrame, board: pd.DataFrame, instances: pd.DataF
             & (instances["judge"] == row.judge)
             & (instances["status"] == "failed")
         ]
-        kinds = ", ".join(sorted({failure_kind(str(f or "failed")) for f in mine["failure"]}))
+        found = sorted({failure_kind(str(f or "failed")) for f in mine["failure"]})
+        kinds = ", ".join(found)
+        cause = "the answers cause these failures, not the judge's size"
+        if CONTEXT_FAILURE in found:  # the answers' length: a longer context is a fix too
+            cause = "the answers' length causes these failures; a judge with a longer context would judge them"
         lines.append(
             f"WARNING: model {row.model}'s answers make judge {row.judge} fail: {row.failures} of {row.calls} "
             f"judgments lost ({row.share:.0%}) against {row.other_failures} of {row.other_calls} "
             f"({row.other_share:.0%}) on the other models' answers under panel {row.panel} "
             f"(Fisher exact, Holm p={row.p_holm:.2g}; {kinds}). A lost judgment counts for nothing, so it can "
             f"raise the reward ({reward:.3f}); with those judgments at the scale's minimum it is {bounded:.3f} "
-            f"({BOUNDED}). Read {row.model}'s answers (instances.csv, report.html): the answers cause these "
-            "failures, not the judge's size"
+            f"({BOUNDED}). Read {row.model}'s answers (instances.csv, report.html): {cause}"
         )
     return lines
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from helm_mtsamples_ext.failure_reasons import panel_lines
+from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
 from helm_mtsamples_ext.report.answer_failures import failure_shares, flagged_pairs, with_failure_shares
 from helm_mtsamples_ext.report.answer_failures import warning_lines as failure_warnings
 from helm_mtsamples_ext.report.audit import judge_audit
@@ -54,6 +55,10 @@ def build_tables(
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 
+def is_context(failure: object) -> bool:
+    return str(failure or "").startswith(CONTEXT_FAILURE)
+
+
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     """Each panel's audit verdict, each model above its ceiling, each model whose answers make a judge fail, each
     judge favouring its own family or whose verdicts came from more than one model version, and each panel's other
@@ -66,10 +71,10 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     if shares is not None:
         lines += failure_warnings(shares, board, instances)
         # Failures charged to a model's answers are that warning's; the panel's line (with its advice about the
-        # judge) counts the others.
+        # judge) counts the others, and prompts too long for the judge's context, whose fix is the judge's too.
         charged = flagged_pairs(shares)
-        keys = zip(instances["panel"], instances["judge"], instances["model"], strict=True)
-        instances = instances[[(str(p), str(j), str(m)) not in charged for p, j, m in keys]]
+        keys = zip(instances["panel"], instances["judge"], instances["model"], instances["failure"], strict=True)
+        instances = instances[[(str(p), str(j), str(m)) not in charged or is_context(f) for p, j, m, f in keys]]
     calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []

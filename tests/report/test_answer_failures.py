@@ -203,3 +203,15 @@ def test_holm_steps_down_and_keeps_nan() -> None:
     """p = (.01, .04, .03, NaN): sorted .01*3=.03, .03*2=.06, max(.06, .04*1)=.06."""
     adjusted = holm(pd.Series([0.01, 0.04, 0.03, math.nan]))
     assert list(adjusted[:3]) == pytest.approx([0.03, 0.06, 0.06]) and math.isnan(adjusted[3])
+
+
+def test_answers_too_long_for_the_judges_context_are_charged_and_keep_the_panels_advice() -> None:
+    """A padded model's answers overflow b's context on every note: charged to the answers (warned, bounded), and the
+    panel's line still gives the context advice, since a judge with a longer context would judge them."""
+    context = "prompt too long for the judge's context (2301 tokens)"
+    tables = build_tables(suite({"good": GOOD, "long": BAD_PLANTED}, {"long": context}), BootstrapSettings(50))
+    lines = audit_lines(tables)
+    (warning,) = [line for line in lines if line.startswith("WARNING: model long's answers make judge b fail")]
+    assert "a judge with a longer context would judge them" in warning
+    (panel,) = [line for line in lines if line.startswith(f"Judge panel {PANEL}: 6 of 24 judge calls failed")]
+    assert "6 prompt too long for the judge's context (give the judge a larger context" in panel

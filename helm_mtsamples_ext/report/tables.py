@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.failure_reasons import panel_lines
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
+from helm_mtsamples_ext.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
 from helm_mtsamples_ext.report.answer_failures import failure_shares, flagged_pairs, with_failure_shares
 from helm_mtsamples_ext.report.answer_failures import warning_lines as failure_warnings
 from helm_mtsamples_ext.report.audit import judge_audit
@@ -55,8 +54,9 @@ def build_tables(
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 
-def is_context(failure: object) -> bool:
-    return str(failure or "").startswith(CONTEXT_FAILURE)
+def blames_size(failure: object) -> bool:
+    """A failure whose advice is a larger judge (failure_reasons.py)."""
+    return LARGER_JUDGE_MODEL in (advice(failure_kind(str(failure or "failed"))) or "")
 
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -70,11 +70,11 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     shares = tables.get("judge_failure_shares")
     if shares is not None:
         lines += failure_warnings(shares, board, instances)
-        # Failures charged to a model's answers are that warning's; the panel's line (with its advice about the
-        # judge) counts the others, and prompts too long for the judge's context, whose fix is the judge's too.
+        # Failures charged to a model's answers leave the panel's line when its advice blames the judge's size:
+        # the warning points at the answers. Other advice (a timeout, a context) still helps, so those stay.
         charged = flagged_pairs(shares)
         keys = zip(instances["panel"], instances["judge"], instances["model"], instances["failure"], strict=True)
-        instances = instances[[(str(p), str(j), str(m)) not in charged or is_context(f) for p, j, m, f in keys]]
+        instances = instances[[(str(p), str(j), str(m)) not in charged or not blames_size(f) for p, j, m, f in keys]]
     calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []

@@ -9,9 +9,11 @@ answer could buy its way up by drawing a canned verdict. Two readers, two rules:
   When voiding would leave no note judged there is nothing to compare with but the scale: the verdicts go when
   the run's reward is above the scale's middle (3 of 5: a blind judge flattering every answer, which
   ``max_unjudged`` then reports), and stay at or below it (a judge's one low verdict for junk);
-- **a suite** (the report, which sees every model): first, a verdict the judge gave to ``MIN_ANSWERS`` different
-  answers of ``MIN_MODELS`` or more models is void on every note holding it, whichever model it scored; then each
-  run is read as the metric reads it. So the report and HELM's stats agree unless a verdict crosses models.
+- **a suite** (the report, which sees every model): first, a verdict above the scale's middle that the judge gave
+  to ``MIN_ANSWERS`` different answers of ``MIN_MODELS`` or more models is void on every note holding it, whichever
+  model it scored; then each run is read as the metric reads it. So the report and HELM's stats agree unless a
+  verdict crosses models. A low verdict crossing models stays: junk answers drawing the canned low verdict a
+  judge also gives another model's junk (a shuffled control's, say) must not void it for both.
 
 Pure; no I/O.
 """
@@ -35,6 +37,11 @@ def run_reward(records: Sequence[NoteRecord | None], judges: Sequence[str]) -> f
     """Mean note reward over the notes judged (the metric's reward); None when no note was."""
     rewards = [r for record in records if (r := score_note(record, judges).reward) is not None]
     return sum(rewards) / len(rewards) if rewards else None
+
+
+def verdict_reward(record: NoteRecord | None, judge: str) -> float | None:
+    """The reward of one judge's verdict on one note (None when it gave none)."""
+    return score_note(record, [judge]).judges[0].reward if record is not None else None
 
 
 def may_void(before: float | None, after: float | None) -> bool:
@@ -64,7 +71,10 @@ def suite_view(runs: Sequence[tuple[Hashable, Notes, Sequence[str]]]) -> list[li
     each run's own same verdicts as in ``run_view``."""
     flat = [note for _, notes, _ in runs for note in notes]
     owners = [model for model, notes, _ in runs for _ in notes]
-    crossing = same_verdict_judges(flat, owners, MIN_MODELS)
+    crossing = [
+        {judge: n for judge, n in marks.items() if (verdict_reward(record, judge) or 0.0) > MIDDLE}
+        for marks, (_, record) in zip(same_verdict_judges(flat, owners, MIN_MODELS), flat, strict=True)
+    ]
     voided = without_same_verdicts(flat, crossing, "of several models in this suite")
     views: list[list[NoteRecord | None]] = []
     start = 0

@@ -108,3 +108,19 @@ def test_two_runs_of_one_model_are_one_model() -> None:
     second = [note(a, j=entry(1, CANNED_LOW), r=entry(2, f"on {a}")) for a in JUNK[2:]]
     views = suite_view([("m", first, ("j", "r")), ("m", second, ("j", "r"))])
     assert [voided(v, "j") for v in views] == [0, 0]
+
+
+@pytest.mark.parametrize(("score", "expected_voided"), [(1, [0, 0]), (3, [0, 0]), (4, [2, 2])])
+def test_attack_a_low_verdict_crossing_models_stays(score: int, expected_voided: list[int]) -> None:
+    """Junk answers drawing the canned verdict j also gives a shuffled control's (another patient's plan): at or
+    below the scale's middle it stays on both, so neither rises to r's reward alone; above it, j flatters every
+    model's answers alike, and is void on both."""
+    junk = [note(a, j=entry(score, CANNED_LOW), r=entry(1, f"on {a}")) for a in JUNK[:2]]
+    shuffled = [note(a, j=entry(score, CANNED_LOW), r=entry(2, f"on {a}")) for a in GOOD[:2]]
+    views = suite_view([("junk", junk, ("j", "r")), ("mtsamples-control/shuffled", shuffled, ("j", "r"))])
+    assert [voided(v, "j") for v in views] == expected_voided
+    for view, notes in zip(views, (junk, shuffled), strict=True):
+        after, before = reward(view), reward([r for _, r in notes])
+        assert after is not None and before is not None
+        if score <= 3:
+            assert after == pytest.approx(before), "a low verdict is never voided"

@@ -19,7 +19,9 @@ from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.same_verdict import SAME_VERDICT
 
 NO_ANNOTATION = "no annotation"
-LARGER_JUDGE = "a judge this small does not follow the verdict format: use a larger judge model"
+LARGER_JUDGE_MODEL = "use a larger judge model"
+"""The words of every advice that blames the judge's size (the report leaves failures an answer caused out)."""
+LARGER_JUDGE = f"a judge this small does not follow the verdict format: {LARGER_JUDGE_MODEL}"
 
 ADVICE: tuple[tuple[str, str], ...] = (
     ("timed out", "raise judge_timeout, or lower judge_max_concurrency for a server that queues calls"),
@@ -37,7 +39,7 @@ ADVICE: tuple[tuple[str, str], ...] = (
     ("verdict copied from the answer or note", "the answers carry a verdict the judge repeated: read the answers"),
     ("error beside the reply", "the judge's server or gateway reported an error with its reply: see its log, re-run"),
     ("out of memory while reading the verdict", "lower answer_cap, or give the run more memory"),
-    (SAME_VERDICT, "a judge not reading the answer: use a larger judge model"),
+    (SAME_VERDICT, f"a judge not reading the answer: {LARGER_JUDGE_MODEL}"),
     (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
 )
 

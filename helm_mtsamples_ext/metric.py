@@ -27,7 +27,6 @@ from helm_mtsamples_ext.failure_reasons import reasons_text, record_failures
 from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
 from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
-from helm_mtsamples_ext.same_verdict import without_same_verdicts
 from helm_mtsamples_ext.scoring import (
     EMPTY_ANSWER,
     JUDGE_FAILURE_RATE,
@@ -47,6 +46,7 @@ from helm_mtsamples_ext.scoring import (
 )
 from helm_mtsamples_ext.stat_metadata import metric_metadata
 from helm_mtsamples_ext.unjudged import Unjudged, failure_kinds
+from helm_mtsamples_ext.verdict_view import run_view
 
 DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 
@@ -112,12 +112,14 @@ class MTSamplesProceduresMetric(Metric):
         return score_note(self._run_view.get(id(request_state), record), self.judge_names)
 
     def _read_run(self, scenario_state: ScenarioState) -> None:
-        """The run-level view of the records (same_verdict.py): a verdict a judge gave to three or more different
-        answers is invalid, which no single note shows. Kept by request state for the per-note hooks that follow;
-        the records on disk keep the raw verdicts, and the report applies the same rule when it reads them."""
+        """The run-level view of the records (verdict_view.py): a verdict a judge gave to three or more different
+        answers is invalid, which no single note shows, when voiding it does not raise the run's reward (this run
+        is one model's: a low verdict its answers drew is never voided here). Kept by request state for the per-note
+        hooks that follow; the records on disk keep the raw verdicts, and the report reads them the same way (plus
+        the verdicts crossing models, which only a suite shows)."""
         states = [s for s in scenario_state.request_states if s.reference_index is None]
         notes = [(_answer(s), NoteRecord.from_dict((s.annotations or {}).get(ANNOTATION_KEY))) for s in states]
-        self._run_view = {id(s): r for s, r in zip(states, without_same_verdicts(notes), strict=True)}
+        self._run_view = {id(s): r for s, r in zip(states, run_view(notes, self.judge_names), strict=True)}
 
     def evaluate_generation(
         self,

@@ -113,8 +113,8 @@ def metric_metadata(judge_names: Sequence[str]) -> list[MetricMetadata]:
             display_name="Same verdict for different answers",
             short_display_name="Same verdict",
             description="Share of judge verdicts that the judge gave, scores and explanations alike, to three or "
-            "more different answers in the run: a judge not reading the answer. Such verdicts count for nothing "
-            "(they are among the judge failures).",
+            "more different answers in the run (a judge not reading the answer) and that count for nothing, as "
+            "voiding them does not raise the run's reward (they are among the judge failures).",
             lower_is_better=None,
             group=RELIABILITY_GROUP,
         ),

@@ -353,6 +353,17 @@ def test_a_judge_giving_one_verdict_to_different_answers_scores_nothing_and_has_
     assert aggregated[f"{P}_unjudged"].mean == 0
 
 
+def test_a_judges_one_low_verdict_on_one_models_junk_is_never_voided_by_the_run() -> None:
+    """The attack: B fairly gives its one canned low verdict (1s) to four different junk answers. Voiding it would
+    raise the run from (.4+.2)/2 = .3 to A's .4 alone, so the run, seeing one model only, keeps it."""
+    canned = own(1, "The answer does not address the procedure.")
+    records = [{"A": own(2, f"Answer {text!r} is judged."), "B": canned, "failed_judges": []} for text in ANSWERS]
+    aggregated, _ = run_evaluate(["A", "B"], records, ANSWERS)
+    assert aggregated[f"{P}_reward"].mean == pytest.approx(0.3)
+    assert aggregated[f"{P}_same_verdict"].mean == 0
+    assert aggregated[f"{P}_judge_failure_rate"].mean == 0
+
+
 def test_the_same_verdict_for_identical_answers_is_a_reading() -> None:
     """Every answer is "plan": one verdict for one answer is consistent, not a copy."""
     aggregated, _ = run_evaluate(["B"], [{"B": PARROT, "failed_judges": []}] * 3)

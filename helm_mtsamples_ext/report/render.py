@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
+from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
 from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
 from helm_mtsamples_ext.report.pairwise import CONTROL
@@ -57,6 +58,7 @@ def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
             ],
             "model": board["model"],
             "reward": board["reward"].map(_num),
+            "failed at min": board[BOUNDED].map(_num) if BOUNDED in board else MISSING,
             "95% CI": _cis(board["reward_ci_low"], board["reward_ci_high"], board["n_judged"]),
             **{dim: board[dim].map(lambda v: _num(v, 2)) for dim in DIMENSIONS},
             "judged": board["n_judged"].astype(str) + "/" + board["n_notes"].astype(str),
@@ -277,7 +279,9 @@ def markdown_report(
         "- A judge's reward is the mean of score/5 over its valid dimensions (integer scores 1-5); a note's reward "
         "is the mean over the judges with at least one valid dimension. A judge that failed counts for nothing, "
         "never as a low score; a note no judge could score is *unjudged* and left out (reward `missing`, not 0). "
-        "An empty answer scores 0.",
+        "An empty answer scores 0. *Failed at min* is the reward with the model's failed judgments scored 1 on "
+        "every dimension (1/5): what no lost judgment can take the model below; a model whose answers make a "
+        "judge fail more than the other models' answers do is named in a WARNING above.",
         f"- Reward intervals: percentile bootstrap over notes ({settings_text}). Ranks (#) and pairs read the notes "
         "judged for every model of the panel (`ranked_reward`, `n_ranked_notes` in `leaderboard.csv`); *rank 95%* "
         "is the percentile interval of each model's rank over the same resamples as the pairs. Pairwise: the same "

@@ -17,10 +17,10 @@ from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.panel import OUR_ANNOTATOR, judge_families, panel_of
-from helm_mtsamples_ext.record import ANNOTATION_KEY
+from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
 from helm_mtsamples_ext.report.stats import KEYS
-from helm_mtsamples_ext.same_verdict import without_same_verdicts
+from helm_mtsamples_ext.verdict_view import suite_view
 
 OUR_SCENARIO = names.SCENARIO_CLASS
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
@@ -75,8 +75,22 @@ def _read_json(path: Path) -> Any:
         raise RunProblem(f"{path.name} is not valid JSON (half-written?): {error}") from error
 
 
-def read_run(run_dir: Path) -> pd.DataFrame | None:
-    """Raw per-judge rows of one run directory; None if the run is not an mtsamples_procedures run."""
+@dataclass
+class OpenRun:
+    """One run of ours, read and checked, before its rows are built: the suite's same-verdict view needs them all."""
+
+    path: Path
+    run_spec: dict[str, Any]
+    states: list[dict[str, Any]]
+    model: str
+    judges: list[str]
+
+    def notes(self) -> list[tuple[str, NoteRecord | None]]:
+        return [(answer_of(state), record_of(state)) for state in self.states]
+
+
+def open_run(run_dir: Path) -> OpenRun | None:
+    """One run directory read and checked; None if the run is not an mtsamples_procedures run."""
     if not (run_dir / "run_spec.json").is_file() and not run_dir.name.startswith(ANNOTATION_KEY):
         return None
     run_spec = _read_json(run_dir / "run_spec.json")
@@ -87,36 +101,63 @@ def read_run(run_dir: Path) -> pd.DataFrame | None:
         states = files["scenario_state.json"]["request_states"]
         model = run_spec["adapter_spec"]["model"]
         judges = panel_judges(run_spec, states) or [""]
-        # The run-level rule (same_verdict.py), as the metric applies it: both read the same run the same way.
-        view = without_same_verdicts([(answer_of(state), record_of(state)) for state in states])
-        rows = [row for state, record in zip(states, view, strict=True) for row in state_rows(state, judges, record)]
+        run = OpenRun(run_dir, run_spec, list(states), str(model), judges)
+        run.notes()
     except (KeyError, TypeError, AttributeError, IndexError) as error:
         raise RunProblem(f"scenario_state.json or run_spec.json has an unexpected shape: {error!r}") from error
-    if not rows:
+    if not states:
         raise RunProblem("the run has no request states")
-    args = _run_args(run_spec.get("name", run_dir.name))
-    variant = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("model", "judges")) or run_dir.name
+    return run
+
+
+def run_rows(run: OpenRun, view: list[NoteRecord | None]) -> pd.DataFrame:
+    """Raw per-judge rows of one opened run, its records as the suite's view reads them (verdict_view.py)."""
+    try:
+        rows = [
+            row for state, record in zip(run.states, view, strict=True) for row in state_rows(state, run.judges, record)
+        ]
+    except (KeyError, TypeError, AttributeError, IndexError) as error:
+        raise RunProblem(f"scenario_state.json or run_spec.json has an unexpected shape: {error!r}") from error
+    args = _run_args(run.run_spec.get("name", run.path.name))
+    variant = ",".join(f"{k}={v}" for k, v in args.items() if k not in ("model", "judges")) or run.path.name
     # Float columns per run, so that concat sees float scores even when every judge of the run failed.
     table = pd.DataFrame(rows).astype({column: float for column in SCORED_COLUMNS})
-    families = judge_families(run_spec)
+    families = judge_families(run.run_spec)
     table["judge_family"] = [families.get(judge) for judge in table["judge"]]
-    return table.assign(run=run_dir.name, model=model, panel="+".join(judges), variant=variant)
+    return table.assign(run=run.path.name, model=run.model, panel="+".join(run.judges), variant=variant)
+
+
+def read_run(run_dir: Path) -> pd.DataFrame | None:
+    """Raw per-judge rows of one run directory read alone; None if the run is not an mtsamples_procedures run."""
+    run = open_run(run_dir)
+    if run is None:
+        return None
+    return run_rows(run, suite_view([(run.model, run.notes(), run.judges)])[0])
 
 
 def load_suite(suite_dir: Path) -> SuiteData:
     """All readable runs of ours in a suite, plus a message naming each run directory that could not be read."""
-    frames: list[pd.DataFrame] = []
+    runs: list[OpenRun] = []
     problems: list[str] = []
     for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir() and p.name not in NOT_RUNS):
         try:
-            table = read_run(run_dir)
+            run = open_run(run_dir)
         except RunProblem as problem:
             problems.append(f"{run_dir}: {problem}")
             continue
-        if table is None:
+        if run is None:
             hlog(f"Not an mtsamples_procedures run, ignored: {run_dir}")
         else:
-            frames.append(table)
+            runs.append(run)
+    # The same-verdict rule across the suite (verdict_view.py): a judge is blind when one verdict goes to different
+    # answers of several models; the metric, seeing one model, voids only what cannot raise its reward.
+    views = suite_view([(run.model, run.notes(), run.judges) for run in runs])
+    frames: list[pd.DataFrame] = []
+    for run, view in zip(runs, views, strict=True):
+        try:
+            frames.append(run_rows(run, view))
+        except RunProblem as problem:
+            problems.append(f"{run.path}: {problem}")
     if not frames:
         return SuiteData(pd.DataFrame(), problems)
     raw = pd.concat(frames, ignore_index=True)

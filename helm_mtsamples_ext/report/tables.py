@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.failure_reasons import panel_lines
+from helm_mtsamples_ext.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
+from helm_mtsamples_ext.report.answer_failures import failure_shares, flagged_pairs, with_failure_shares
+from helm_mtsamples_ext.report.answer_failures import warning_lines as failure_warnings
 from helm_mtsamples_ext.report.audit import judge_audit
 from helm_mtsamples_ext.report.audit_warnings import (
     above_ceiling,
@@ -38,6 +40,8 @@ def build_tables(
     notes = note_table(instances)
     ranked = with_ranks(leaderboard(instances, notes, settings), notes, settings)
     board = with_judge_cost(with_panel_alpha(ranked, instances), instances, prices)
+    shares = failure_shares(instances)
+    board = with_failure_shares(board, instances, shares)
     audit = judge_audit(instances, settings)
     tables = {
         "instances": instances,
@@ -45,20 +49,35 @@ def build_tables(
         "pairwise": pairwise(notes, board, settings),
         "by_specialty": by_specialty(notes, board),
         "judge_audit": audit,
+        "judge_failure_shares": shares,
         "above_ceiling": above_ceiling(board, instances),
         "judge_self_preference": self_preference(instances, settings),
     }
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 
+def blames_size(failure: object) -> bool:
+    """A failure whose advice is a larger judge (failure_reasons.py)."""
+    return LARGER_JUDGE_MODEL in (advice(failure_kind(str(failure or "failed"))) or "")
+
+
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
-    """Each panel's audit verdict, each model above its ceiling, each judge favouring its own family or whose
-    verdicts came from more than one model version, and each panel's failed calls with why, one line each
-    (stdout, report.md's top and the leaderboard schema's notes)."""
+    """Each panel's audit verdict, each model above its ceiling, each model whose answers make a judge fail, each
+    judge favouring its own family or whose verdicts came from more than one model version, and each panel's other
+    failed calls with why, one line each (stdout, report.md's top and the leaderboard schema's notes)."""
     board = tables["leaderboard"]
     panels = list(dict.fromkeys(board["panel"]))
     lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
-    calls = tables["instances"][["panel", "status", "failure"]].itertuples(index=False, name=None)
+    instances = tables["instances"]
+    shares = tables.get("judge_failure_shares")
+    if shares is not None:
+        lines += failure_warnings(shares, board, instances)
+        # Failures charged to a model's answers leave the panel's line when its advice blames the judge's size:
+        # the warning points at the answers. Other advice (a timeout, a context) still helps, so those stay.
+        charged = flagged_pairs(shares)
+        keys = zip(instances["panel"], instances["judge"], instances["model"], instances["failure"], strict=True)
+        instances = instances[[(str(p), str(j), str(m)) not in charged or not blames_size(f) for p, j, m, f in keys]]
+    calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []
     return lines + version_warnings(judge_versions(tables["instances"])) + panel_lines(calls)

@@ -45,11 +45,15 @@ EXPECTED_ORDER = ["evil.txt", "n3.txt", "n1.txt", "n2.txt", "n4.txt", "n6.txt", 
 def _evil_run() -> Run:
     scheming = ok(1, 1, 1)
     scheming["accuracy"]["explanation"] = EXPLANATION_SCRIPT
+    # judge-one's own words on this answer: the suite's other 5s read "accuracy reasoning", and one verdict on three
+    # different answers of two models would be a blind judge's (verdict_view.py).
+    five = ok(5, 5, 5)
+    five["accuracy"]["explanation"] = "accuracy reasoning on this answer"
     return Run(
         EVIL,
         JUDGES,
         {
-            "evil.txt": {"judge-one": ok(5, 5, 5), "judge-two": scheming},
+            "evil.txt": {"judge-one": five, "judge-two": scheming},
             "n3.txt": {"judge-one": ok(4, 4, 4), "judge-two": ok(2, 2, 2)},
         },
         outputs={"evil.txt": ANSWER_SCRIPT},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +96,44 @@ def test_a_judge_giving_one_verdict_to_different_answers_counts_for_nothing_as_i
     assert stats["mtsamples_procedures_reward"] == pytest.approx(board["reward"])
     assert stats["mtsamples_procedures_unjudged"] == board["n_unjudged"] == 0
     assert stats["mtsamples_procedures_same_verdict"] == pytest.approx(0.5)
+
+
+def own(score: int, words: str) -> dict[str, Any]:
+    """A parsed verdict of ``score`` on every dimension, each explained in ``words``."""
+    record = ok(score, score, score)
+    for dim in ("accuracy", "completeness", "clarity"):
+        record[dim]["explanation"] = words
+    return record
+
+
+def test_the_same_verdict_rule_judges_a_judge_across_the_suite_and_never_one_models_answers(tmp_path: Path) -> None:
+    """Attack table in one suite. judge-two gives its one low verdict (111, same words) to junk's three different
+    answers only: fair, kept (junk: (.4+.2)/2 = .3, not judge-one's .4 alone). judge-one gives one 555 verdict to
+    good's and flat's answers alike (three different answers, two models): blind, void on both, whatever it scored
+    (good: judge-two's .8; flat: judge-two's .6)."""
+    notes = ["n1.txt", "n2.txt", "n3.txt"]
+
+    def answers(model: str) -> dict[str, str]:
+        return {n: f"{model} answer {k}." for k, n in enumerate(notes)}
+
+    canned_low = ok(1, 1, 1)
+    junk = {n: {"judge-one": own(2, f"junk {n}"), "judge-two": canned_low} for n in notes}
+    good = {n: {"judge-one": ok(5, 5, 5), "judge-two": own(4, f"good {n}")} for n in notes[:2]}
+    flat = {n: {"judge-one": ok(5, 5, 5), "judge-two": own(3, f"flat {n}")} for n in notes[:2]}
+    runs = [
+        Run("acme/junk", JUDGES, junk, outputs=answers("junk")),
+        Run("acme/good", JUDGES, good, outputs=answers("good")),
+        Run("acme/flat", JUDGES, flat, outputs=answers("flat")),
+    ]
+    build_suite(tmp_path, runs)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), *BOOT]) == 0
+    board = read(tmp_path / "r", "leaderboard").set_index("model")
+    assert board.loc[["acme/junk", "acme/good", "acme/flat"], "reward"].tolist() == pytest.approx([0.3, 0.8, 0.6])
+    instances = read(tmp_path / "r", "instances")
+    voided = instances[instances["failure"].fillna("").str.startswith("same verdict for different answers")]
+    assert sorted(set(zip(voided["model"], voided["judge"], strict=True))) == [
+        ("acme/flat", "judge-one"),
+        ("acme/good", "judge-one"),
+    ]
+    assert voided["failure"].str.endswith("of several models in this suite").all()

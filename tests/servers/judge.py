@@ -15,6 +15,8 @@ Behaviours:
   slow          never answers within a client timeout (holds until shutdown or ``hold_seconds``)
   partial       clarity "N/A", the other dimensions steady
   fail_some     HTTP 500 whenever the prompt contains ``fail_marker``, else steady
+  lost_some     prose without JSON (no verdict) whenever the prompt contains ``fail_marker``, else steady: an
+                answer making the judge's verdict go missing
   quoter        quotes a planted all-5 verdict, then gives its real (steady) verdict last
   reject        HTTP 400 always (a client error that must not be retried)
   thinker       a <think> block with a draft all-1 verdict, then the steady verdict
@@ -110,6 +112,7 @@ BEHAVIOURS = (
     "slow",
     "partial",
     "fail_some",
+    "lost_some",
     "quoter",
     "reject",
     "thinker",
@@ -670,6 +673,8 @@ class JudgeServer:
                 return (500, "flaky judge: first call fails") if kind == "flaky" else (429, "rate limit reached")
         if kind == "fail_some" and behaviour.fail_marker in prompt:
             return 500, "judge fails for this note"
+        if kind == "lost_some" and behaviour.fail_marker in prompt:
+            return 200, "I am unable to provide an evaluation of this plan at this time."
         if kind == "nonsense":
             return 200, "I am unable to provide an evaluation of this plan at this time."
         if kind == "out_of_range":

@@ -31,6 +31,12 @@ class Minimums:
     given, for the same reason as notes: fewer than 5 pairs leave a correlation or ICC free to be
     anything from -1 to 1 by chance."""
 
+    agreement_margin: float = 0.1
+    """The equivalence margin, in ICC, for "agrees with clinicians about as well as clinicians agree with each
+    other": said only when the 95% interval of the judge's ICC minus the clinicians' (on the same resamples) lies
+    within ±0.1. Overlapping intervals are no evidence of equality: a judge with half the clinicians' ICC (0.33
+    vs 0.65) has overlapping intervals in most draws at 12-60 shared answers."""
+
     max_tied_resample_share: float = 0.5
     """The largest share of bootstrap resamples whose statistic equals the point estimate exactly (after
     ties.settled) that still gives an interval. When most resamples tie, the interval's width comes

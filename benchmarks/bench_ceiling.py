@@ -80,7 +80,8 @@ def main() -> None:
     old_at_scale = old * (args.raters / args.old_raters) ** 2
 
     print(f"ratings: {args.raters} raters x {args.answers} answers ({size:.1f} MB), {args.bootstrap} resamples")
-    print(f"report, end to end (exit {code}): {whole:.1f} s; goal {GOAL_SECONDS:.0f} s; ratio {whole / GOAL_SECONDS:.2f}")
+    ratio = whole / GOAL_SECONDS
+    print(f"report, end to end (exit {code}): {whole:.1f} s; goal {GOAL_SECONDS:.0f} s; ratio {ratio:.2f}")
     print(f"ceiling alone (Spearman, ICC, kappas, MedHELM's pairs): {alone:.1f} s")
     print(f"old ceiling, ICC only: {old:.1f} s at {args.old_raters} raters, ~{old_at_scale:.0f} s at {args.raters}")
 

@@ -14,9 +14,11 @@ documented in the README ("Judge audit").
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
 from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
@@ -56,13 +58,19 @@ def control_kind(model: str) -> str:
     return kind if organization == CONTROL_ORGANIZATION and kind in CONTROL_KINDS else ""
 
 
-def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
-    """P(a random reference reward > a random shuffled one), ties counted half: Mann-Whitney U / (n1 n2)."""
-    if positive.size == 0 or negative.size == 0:
+def auroc(positive: np.ndarray, negative: np.ndarray, axis: int = -1) -> Any:
+    """P(a random reference reward > a random shuffled one), ties counted half: Mann-Whitney U / (n1 n2).
+
+    Along ``axis`` (the bootstrap passes every resample at once, one per row): U from the positives' mid-ranks
+    in the pooled values, which counts a tie half as the pairwise comparison does.
+    """
+    positive, negative = np.moveaxis(np.asarray(positive), axis, -1), np.moveaxis(np.asarray(negative), axis, -1)
+    n_pos, n_neg = positive.shape[-1], negative.shape[-1]
+    if n_pos == 0 or n_neg == 0:
         return np.nan
-    above = positive[:, None] > negative[None, :]
-    tied = positive[:, None] == negative[None, :]
-    return float(np.mean(above + 0.5 * tied))
+    ranks = stats.rankdata(np.concatenate([positive, negative], axis=-1), axis=-1)
+    value = (ranks[..., :n_pos].sum(axis=-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return float(value) if np.ndim(value) == 0 else value
 
 
 def separated_bound(value: float, n: int, confidence: float) -> tuple[float, float]:
@@ -119,7 +127,7 @@ def _audit_one(wide: pd.DataFrame, settings: BootstrapSettings) -> dict[str, flo
     result: dict[str, float] = {"constant_reward": float(flat)}
     result |= {f"reward_{kind}": wide[kind].mean() for kind in CONTROL_KINDS if kind in wide}
     ref, shuffled = _paired(wide, SHUFFLED)
-    low, high = (np.nan, np.nan) if flat else paired_ci((ref, shuffled), auroc, settings)
+    low, high = (np.nan, np.nan) if flat else paired_ci((ref, shuffled), auroc, settings, vectorized=True)
     if not flat and np.isnan(low) and too_few(ref.size, minimum=MINIMUMS.notes_for_audit) is None:
         low, high = separated_bound(auroc(ref, shuffled), ref.size, settings.confidence)
     result.update(
@@ -154,7 +162,7 @@ def shown_blind(row: Mapping[str, object]) -> bool:
     AUROC_BLIND or an interval reaching down to a coin toss (COIN_TOSS); or one reward for every control answer
     (a constant judge cannot tell anything apart, however few the notes)."""
     value = row.get("auroc")
-    if value is None or pd.isna(value):  # type: ignore[arg-type]
+    if value is None or pd.isna(value):
         return False
     low = row.get("auroc_ci_low")
     unshown = low is not None and not pd.isna(low) and float(low) <= COIN_TOSS  # type: ignore[arg-type]
@@ -223,7 +231,8 @@ def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
     elif value < AUROC_BLIND:
         parts.append(f"cannot tell the clinician's plan from another patient's: AUROC {value:.2f}")
     elif not pd.isna(row.get("auroc_ci_low")) and float(row["auroc_ci_low"]) <= COIN_TOSS:  # type: ignore[arg-type]
-        interval = delta_text(value, *_floats(row, "auroc_ci_low", "auroc_ci_high"), signed=False)
+        low, high = _floats(row, "auroc_ci_low", "auroc_ci_high")
+        interval = delta_text(value, low, high, signed=False)
         parts.append(f"not shown to tell the clinician's plan from another patient's: AUROC {interval} holds 0.5")
     elif value < AUROC_STRONG:
         parts.append(f"tells the clinician's plan from another patient's only weakly: AUROC {value:.2f}")

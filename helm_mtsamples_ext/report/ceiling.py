@@ -141,7 +141,8 @@ def ceiling_stats(shared: pd.DataFrame, settings: BootstrapSettings) -> dict[str
     ceiling = Ceiling(reward_matrix, settings)
     icc = ceiling.icc()
     row: dict[str, object] = {"n": len(reward_matrix)}
-    row.update(zip(["spearman", "spearman_ci_low", "spearman_ci_high"], ceiling.spearman().interval(settings)))
+    spearman = ceiling.spearman().interval(settings)
+    row.update(zip(["spearman", "spearman_ci_low", "spearman_ci_high"], spearman, strict=True))
     row.update(zip(["icc", "icc_ci_low", "icc_ci_high"], icc.interval(settings), strict=True))
     for d in DIMENSIONS:
         scores = shared.pivot_table(index=answers, columns="rater", values=d, aggfunc="mean")

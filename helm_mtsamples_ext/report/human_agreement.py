@@ -230,7 +230,8 @@ def verdict(
     if d_low > 0:
         return f"agrees with clinicians more than clinicians agree with each other: {compared}"
     estimate = "" if pd.isna(more) else f"; about {int(more)} more shared answers would decide (estimated)"
-    return f"cannot tell yet whether it agrees with clinicians as well as they agree with each other: {compared}{estimate}"
+    undecided = "cannot tell yet whether it agrees with clinicians as well as they agree with each other"
+    return f"{undecided}: {compared}{estimate}"
 
 
 def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:

@@ -52,7 +52,10 @@ DECENT_SHIFT = 1.25
 def audit_draw(rng: np.random.Generator, n: int, blind: bool) -> pd.DataFrame:
     """The instances of a reference and a shuffled control run, one judge, n notes, rewards on the 1-5 grid."""
     rows = []
-    for kind, shift in (("reference", 0.0 if blind else DECENT_SHIFT / 2), ("shuffled", 0.0 if blind else -DECENT_SHIFT / 2)):
+    for kind, shift in (
+        ("reference", 0.0 if blind else DECENT_SHIFT / 2),
+        ("shuffled", 0.0 if blind else -DECENT_SHIFT / 2),
+    ):
         latent = shift + rng.normal(size=n)
         scores = np.clip(np.round(3 + latent[:, None] + rng.normal(scale=0.5, size=(n, 3))), 1, 5)
         reward = scores.mean(axis=1) / 5

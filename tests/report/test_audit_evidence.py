@@ -2,7 +2,7 @@
 
 At MINIMUMS.notes_for_audit notes a blind judge (reference and shuffled answers scored alike) is warned in at
 least 90% of suites and a decent one (true AUROC about 0.8) in at most 5%: the minimum was measured so
-(benchmarks/bench_verdicts.py). The former rule (point AUROC below 0.6) warned the blind judge in about 84% at 20.
+(benchmarks/bench_verdicts.py). The former rule (point AUROC below 0.6) warned the blind judge in about 88% at 25.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.simulated import PANEL, audit_draw
 
-SETTINGS = BootstrapSettings(n_resamples=200, seed=0)
+SETTINGS = BootstrapSettings(n_resamples=1000, seed=0)
 DRAWS = 40
 
 

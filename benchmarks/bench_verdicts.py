@@ -13,6 +13,7 @@ Two tables, each rate over --draws seeded suites, through the report's own funct
   in at least 90% of suites and the decent one in at most 5%.
 
     python benchmarks/bench_verdicts.py [--draws 200] [--bootstrap 300] [--skip-agreement] [--skip-audit]
+                                        [--judge-icc 0.33 0.65] [--answers 12 30 60 120]
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ AUDIT_NOTES = (5, 10, 15, 20, 25, 30)
 KINDS = {"about as well": "about as well", "less than": "less", "more than": "more", "cannot tell yet": "cannot tell"}
 
 
-def agreement_rates(draws: int, bootstrap: int) -> None:
+def agreement_rates(draws: int, bootstrap: int, judges: list[float], answers: list[int]) -> None:
     import numpy as np
 
     from helm_mtsamples_ext.report.human_agreement import agreement_table
@@ -40,8 +41,8 @@ def agreement_rates(draws: int, bootstrap: int) -> None:
     settings = BootstrapSettings(n_resamples=bootstrap)
     print("| judge ICC vs clinicians' 0.65 | shared answers | about as well | less | more | cannot tell yet |")
     print("|---|---|---|---|---|---|")
-    for judge_icc in (0.33, 0.65):
-        for n in AGREEMENT_ANSWERS:
+    for judge_icc in judges:
+        for n in answers:
             rng = np.random.default_rng(n)
             said: Counter[str] = Counter()
             for _ in range(draws):
@@ -84,9 +85,11 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=300)
     parser.add_argument("--skip-agreement", action="store_true")
     parser.add_argument("--skip-audit", action="store_true")
+    parser.add_argument("--judge-icc", type=float, nargs="+", default=[0.33, 0.65], help="the judges' true ICC")
+    parser.add_argument("--answers", type=int, nargs="+", default=list(AGREEMENT_ANSWERS), help="shared answers")
     args = parser.parse_args()
     if not args.skip_agreement:
-        agreement_rates(args.draws, args.bootstrap)
+        agreement_rates(args.draws, args.bootstrap, args.judge_icc, args.answers)
     if not args.skip_audit:
         audit_rates(args.draws, args.bootstrap)
 

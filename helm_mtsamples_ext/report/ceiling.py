@@ -4,8 +4,7 @@ Over the answers two or more raters rated, each rater is compared with the mean 
 answers (leave-one-out), and each statistic (Spearman, ICC(3,1), kappa per dimension) is averaged over raters; its
 interval resamples answers and recomputes that average. No rater is "first", so renaming raters changes nothing.
 A rater who gave one reward to every shared answer (or whose others did) has no information and is left out of
-the average, and named. `icc_medhelm` is MedHELM's own baseline: MedHELM's statistic (agreement.icc_medhelm) for
-every pair of raters with two or more answers in common, averaged with weights their overlap, with its interval.
+the average, and named. MedHELM's own baseline, over every pair of raters, is medhelm_pairs.py's.
 
 Like for like: a judge is held to the ceiling by `in_place`, the judge put in each rater's place, against the very
 same mean of the other raters over the same answers, averaged over the same raters. Against the mean of ALL raters
@@ -25,8 +24,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report import leave_one_out as loo
-from helm_mtsamples_ext.report.agreement import percentile_interval, resample_counts
-from helm_mtsamples_ext.report.medhelm_pairs import medhelm_baseline
+from helm_mtsamples_ext.report.agreement import percentile_interval, resample_counts, round_half_up
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
@@ -112,7 +110,8 @@ def averaged_kappa(matrix: np.ndarray) -> float:
     n = np.bincount(p.rater, minlength=p.n_raters)
     usable = (n >= 2) & loo.varies(p.rater, p.mine, weights, p.n_raters)
     usable &= loo.varies(p.rater, p.others, weights, p.n_raters)
-    return loo.mean_defined(np.where(usable, loo.kappa(p.rater, p.mine, p.others, p.n_raters), np.nan))
+    kappas = loo.kappa(p.rater, np.trunc(p.mine), round_half_up(p.others), p.n_raters)  # as agreement.quadratic_kappa
+    return loo.mean_defined(np.where(usable, kappas, np.nan))
 
 
 def shared_rewards(shared: pd.DataFrame) -> pd.DataFrame:
@@ -130,7 +129,7 @@ def uninformative(matrix: np.ndarray, raters: list[str]) -> list[str]:
 
 
 def ceiling_stats(shared: pd.DataFrame, settings: BootstrapSettings) -> dict[str, object]:
-    """Spearman and ICC(3,1) with intervals, kappas, icc_medhelm with its interval and notes, from shared ratings.
+    """Spearman and ICC(3,1) with intervals, kappas and notes, from ratings of shared answers.
 
     `_icc_drawn` is the ceiling's ICC on each resample, for a judge's paired difference against it.
     """
@@ -147,8 +146,6 @@ def ceiling_stats(shared: pd.DataFrame, settings: BootstrapSettings) -> dict[str
     for d in DIMENSIONS:
         scores = shared.pivot_table(index=answers, columns="rater", values=d, aggfunc="mean")
         row[f"kappa_{d}"] = averaged_kappa(scores.reindex(index=rewards.index, columns=rewards.columns).to_numpy(float))
-    medhelm = medhelm_baseline(reward_matrix, settings)
-    row.update(zip(["icc_medhelm", "icc_medhelm_ci_low", "icc_medhelm_ci_high"], medhelm, strict=True))
     row["uninformative"] = uninformative(reward_matrix, raters)
     row["_ceiling"] = ceiling
     row["_icc_drawn"] = icc

@@ -35,6 +35,7 @@ from helm_mtsamples_ext.report.agreement import (
 )
 from helm_mtsamples_ext.report.ceiling import Ceiling, Drawn, ceiling_stats, shared_rewards
 from helm_mtsamples_ext.report.evidence import MINIMUMS
+from helm_mtsamples_ext.report.medhelm_pairs import medhelm_baseline
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
 from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
@@ -163,6 +164,8 @@ def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[
     row: dict[str, object] = {"judge": CLINICIANS_ROW, **{stat: np.nan for stat in STATS}, "n": 0, "note": ""}
     if not shared.empty:
         found = ceiling_stats(shared, settings)
+        medhelm = medhelm_baseline(shared_rewards(shared).to_numpy(dtype=float), settings)
+        found.update(zip(["icc_medhelm", "icc_medhelm_ci_low", "icc_medhelm_ci_high"], medhelm, strict=True))
         row["note"] = "; ".join(found.pop("uninformative"))  # type: ignore[arg-type]
         row.update(found)
         row.update(zip(IN_PLACE, (found["icc"], found["icc_ci_low"], found["icc_ci_high"]), strict=True))

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helm_mtsamples_ext.report.agreement import round_half_up
 from helm_mtsamples_ext.report.ties import settled
 
 
@@ -120,12 +119,11 @@ def pearson(rater: np.ndarray, x: np.ndarray, y: np.ndarray, weights: np.ndarray
 
 
 def kappa(rater: np.ndarray, x: np.ndarray, y: np.ndarray, n_raters: int) -> np.ndarray:
-    """Quadratic-weighted kappa on the 1-5 scale per rater, x truncated and y rounded half up as the ceiling does.
+    """Quadratic-weighted kappa on the 1-5 scale per rater, of whole scores (the caller rounds them).
 
     With weights (i - j)^2 / 16, sum(W * observed) / sum(W * chance) reduces to
     sum (x - y)^2 / (sum x^2 + sum y^2 - 2 sum x sum y / n): scikit-learn's kappa from sums.
     """
-    x, y = np.trunc(x), round_half_up(y)
     ones = np.ones_like(x)
     n, sx, sy, sxx, syy, sdd = _sums(rater, ones, n_raters, ones, x, y, x * x, y * y, (x - y) ** 2)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -82,7 +82,7 @@ def main() -> None:
     print(f"ratings: {args.raters} raters x {args.answers} answers ({size:.1f} MB), {args.bootstrap} resamples")
     ratio = whole / GOAL_SECONDS
     print(f"report, end to end (exit {code}): {whole:.1f} s; goal {GOAL_SECONDS:.0f} s; ratio {ratio:.2f}")
-    print(f"ceiling alone (Spearman, ICC, kappas, MedHELM's pairs): {alone:.1f} s")
+    print(f"ceiling alone (Spearman, ICC, kappas; MedHELM's pairs apart): {alone:.1f} s")
     print(f"old ceiling, ICC only: {old:.1f} s at {args.old_raters} raters, ~{old_at_scale:.0f} s at {args.raters}")
 
 

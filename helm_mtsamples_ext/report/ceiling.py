@@ -60,7 +60,7 @@ class Ceiling:
         """Raters counted in the average: two or more drawn answers, neither they nor their others constant."""
         p, r = self.pairs, self.pairs.n_raters
         n = np.bincount(p.rater, weights=weights, minlength=r)
-        return (n >= 2) & loo.varies(p.rater, p.mine, weights, r) & loo.varies(p.rater, p.others, weights, r)
+        return (n >= 2) & self.mine_ranks.varies(weights, r) & self.others_ranks.varies(weights, r)
 
     def _icc(self, weights: np.ndarray) -> float:
         p = self.pairs
@@ -73,14 +73,14 @@ class Ceiling:
         values = loo.pearson(p.rater, mine, others, weights, p.n_raters)
         return loo.mean_defined(np.where(self._informative(weights), values, np.nan))
 
-    def _in_place(self, judge: np.ndarray, weights: np.ndarray) -> float:
+    def _in_place(self, judge: np.ndarray, judge_ranks: loo.Ranks, weights: np.ndarray) -> float:
         p, r = self.pairs, self.pairs.n_raters
         theirs = judge[p.answer]
         scored = np.where(np.isnan(theirs), 0.0, weights)
         theirs = np.nan_to_num(theirs)
         n_scored = np.bincount(p.rater, weights=scored, minlength=r)
         usable = self._informative(weights) & (n_scored >= 2)
-        usable &= loo.varies(p.rater, theirs, scored, r) & loo.varies(p.rater, p.others, scored, r)
+        usable &= judge_ranks.varies(scored, r) & self.others_ranks.varies(scored, r)
         values = loo.icc(p.rater, theirs, p.others, scored, r)
         return loo.mean_defined(np.where(usable, values, np.nan))
 
@@ -100,7 +100,8 @@ class Ceiling:
 
     def in_place(self, judge: np.ndarray) -> Drawn:
         """ICC(3,1) of the judge (its reward per row, NaN where none) in each rater's place, averaged likewise."""
-        return self._draw(lambda weights: self._in_place(judge, weights))
+        ranks = loo.Ranks(self.pairs.rater, np.nan_to_num(judge[self.pairs.answer]))
+        return self._draw(lambda weights: self._in_place(judge, ranks, weights))
 
 
 def averaged_kappa(matrix: np.ndarray) -> float:

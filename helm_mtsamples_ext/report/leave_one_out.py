@@ -46,20 +46,9 @@ def _sums(rater: np.ndarray, weights: np.ndarray, n_raters: int, *values: np.nda
     return [np.bincount(rater, weights=weights * value, minlength=n_raters) for value in values]
 
 
-def _spread(rater: np.ndarray, values: np.ndarray, weights: np.ndarray, n_raters: int) -> np.ndarray:
-    """Per rater: max - min of the settled values with weight (NaN for a rater with none)."""
-    drawn = weights > 0
-    high = np.full(n_raters, -np.inf)
-    low = np.full(n_raters, np.inf)
-    np.maximum.at(high, rater[drawn], values[drawn])
-    np.minimum.at(low, rater[drawn], values[drawn])
-    spread = high - low
-    return np.where(np.isfinite(spread), spread, np.nan)
-
-
 def varies(rater: np.ndarray, values: np.ndarray, weights: np.ndarray, n_raters: int) -> np.ndarray:
     """Per rater: more than one value (to 9 places) among the drawn ratings (agreement.constant's negation)."""
-    return np.nan_to_num(_spread(rater, settled(values), weights, n_raters), nan=0.0) > 0
+    return Ranks(rater, values).varies(weights, n_raters)
 
 
 def icc(rater: np.ndarray, x: np.ndarray, y: np.ndarray, weights: np.ndarray, n_raters: int) -> np.ndarray:
@@ -100,6 +89,11 @@ class Ranks:
 
     def __init__(self, rater: np.ndarray, values: np.ndarray) -> None:
         self.group, self.group_rater, self.first_group = _midranks(rater, settled(values))
+
+    def varies(self, weights: np.ndarray, n_raters: int) -> np.ndarray:
+        """Per rater: more than one value (to 9 places) among the drawn ratings (agreement.constant's negation)."""
+        count = np.bincount(self.group, weights=weights, minlength=self.group_rater.size)
+        return np.bincount(self.group_rater, weights=count > 0, minlength=n_raters) > 1
 
     def of(self, weights: np.ndarray) -> np.ndarray:
         count = np.bincount(self.group, weights=weights, minlength=self.group_rater.size)

@@ -60,10 +60,11 @@ def medhelm_baseline(matrix: np.ndarray, settings: BootstrapSettings) -> tuple[f
     pair, answer = np.concatenate(pair_ids), np.concatenate(answers)
     xs, ys = np.concatenate(x), np.concatenate(y)
     pair_weight = np.array(list(weights.values()))
+    x_ranks, y_ranks = loo.Ranks(pair, xs), loo.Ranks(pair, ys)
 
     def of(drawn: np.ndarray) -> float:
         r = loo.pearson(pair, xs, ys, drawn, len(weights))
-        usable = loo.varies(pair, xs, drawn, len(weights)) & loo.varies(pair, ys, drawn, len(weights))
+        usable = x_ranks.varies(drawn, len(weights)) & y_ranks.varies(drawn, len(weights))
         with np.errstate(divide="ignore", invalid="ignore"):
             value = np.where(usable & (r > -1 + 1e-12), 2 * r / (1 + r), np.nan)
         defined = ~np.isnan(value)

@@ -156,13 +156,26 @@ def resampled(
     if np.isnan(value) or n < 2:
         return (value, np.nan, np.nan)
     picks = np.random.default_rng(settings.seed).integers(0, n, size=(settings.n_resamples, n))
-    values = np.array([statistic_of(pick) for pick in picks])
+    return (value, *percentile_interval(value, np.array([statistic_of(pick) for pick in picks]), settings))
+
+
+def resample_counts(n: int, settings: BootstrapSettings) -> np.ndarray:
+    """How many times each of n answers is drawn in each resample: the very resamples `resampled` draws."""
+    picks = np.random.default_rng(settings.seed).integers(0, n, size=(settings.n_resamples, n))
+    flat = (picks + n * np.arange(settings.n_resamples)[:, None]).ravel()
+    return np.bincount(flat, minlength=settings.n_resamples * n).reshape(settings.n_resamples, n)
+
+
+def percentile_interval(value: float, values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float]:
+    """The percentile interval of resampled values, NaN by `resampled`'s rules (undefined or mostly tied)."""
+    if np.isnan(value) or values.size == 0:
+        return (np.nan, np.nan)
     defined = values[~np.isnan(values)]
     if defined.size < (1 - UNDEFINED_SHARE) * values.size or evidence.mostly_tied(list(defined), value):
-        return (value, np.nan, np.nan)
+        return (np.nan, np.nan)
     tail = (1 - settings.confidence) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])
-    return (value, float(low), float(high))
+    return (float(low), float(high))
 
 
 def bias(x: np.ndarray, y: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
@@ -42,7 +43,8 @@ def _agreement_display(agreement: pd.DataFrame) -> pd.DataFrame:
             ),
             "ICC(3,1)": column("icc"),
             "ICC(3,1) in a rater's place (vs ceiling)": column("icc_in_place"),
-            "MedHELM's ICC (z, 3k)": [_num(v) for v in agreement["icc_medhelm"].to_numpy(dtype=float)],
+            "minus the clinicians' ICC (paired)": column("icc_vs_ceiling"),
+            "MedHELM's ICC (z, 3k)": column("icc_medhelm"),
             "alpha between clinicians (acc/comp/clar)": agreement[[f"alpha_{d}" for d in DIMENSIONS]].apply(
                 lambda row: "" if row.isna().all() else " / ".join(_num(v) for v in row), axis=1
             ),
@@ -82,9 +84,12 @@ def agreement_markdown(tables: dict[str, pd.DataFrame]) -> list[str]:
         "the mean of the others, averaged over raters, so no name matters; alpha across all raters). Spearman's rho "
         "and ICC(3,1) on rewards, bias = mean judge reward minus mean human reward, quadratic-weighted kappa per "
         "dimension on the judge's score against the rounded mean human score. MedHELM's ICC is the statistic "
-        "MedHELM's script reports (each side z-scored, ICC(3,k) with k = 2; for the clinicians, the pair of raters "
-        "with the most answers in common): the one to put beside MedHELM's 0.47 (jury) and 0.43 (clinicians). "
-        "95% bootstrap intervals over answers in brackets. Full numbers in `judge_human_agreement.csv`.",
+        "MedHELM's script reports (each side z-scored, ICC(3,k) with k = 2; for the clinicians, averaged over every "
+        "pair of raters, weighted by the answers they share): the one to put beside MedHELM's 0.47 (jury) and 0.43 "
+        "(clinicians). The verdict reads the judge's ICC in a rater's place minus the clinicians' ICC, drawn on the "
+        'same resampled answers: "about as well" only when that difference\'s interval lies within '
+        f"±{MINIMUMS.agreement_margin:g}. 95% bootstrap intervals over answers in brackets. Full numbers in "
+        "`judge_human_agreement.csv`.",
         "",
         _table(_agreement_display(agreement)) if len(agreement) else "No rated answer belongs to a run of this suite.",
         "",

@@ -14,12 +14,14 @@ documented in the README ("Judge audit").
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
-from helm_mtsamples_ext.report.evidence import constant, mostly_tied, too_few
+from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
 from helm_mtsamples_ext.report.ties import settled
 
@@ -34,6 +36,9 @@ AUROC_BLIND = 0.6
 """Below this AUROC a judge cannot tell the clinician's plan from another patient's (0.5 is a coin toss)."""
 AUROC_STRONG = 0.8
 """From this AUROC on, a judge discriminates; in between it does so only weakly."""
+COIN_TOSS = 0.5
+"""An AUROC interval reaching down to this has not shown the judge tells the plans apart at all: a warning, like
+a point AUROC below AUROC_BLIND (benchmarks/bench_verdicts.py measures both rules on simulated judges)."""
 DELTA_MARGIN = 0.05
 """A delta (reward, 0-1) whose 95% interval holds 0 shows no effect only when the interval also lies within
 ±DELTA_MARGIN; a wider one that holds 0 is "too few notes to tell": it merely failed to find an effect."""
@@ -53,13 +58,32 @@ def control_kind(model: str) -> str:
     return kind if organization == CONTROL_ORGANIZATION and kind in CONTROL_KINDS else ""
 
 
-def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
-    """P(a random reference reward > a random shuffled one), ties counted half: Mann-Whitney U / (n1 n2)."""
-    if positive.size == 0 or negative.size == 0:
+def auroc(positive: np.ndarray, negative: np.ndarray, axis: int = -1) -> Any:
+    """P(a random reference reward > a random shuffled one), ties counted half: Mann-Whitney U / (n1 n2).
+
+    Along ``axis`` (the bootstrap passes every resample at once, one per row): U from the positives' mid-ranks
+    in the pooled values, which counts a tie half as the pairwise comparison does.
+    """
+    positive, negative = np.moveaxis(np.asarray(positive), axis, -1), np.moveaxis(np.asarray(negative), axis, -1)
+    n_pos, n_neg = positive.shape[-1], negative.shape[-1]
+    if n_pos == 0 or n_neg == 0:
         return np.nan
-    above = positive[:, None] > negative[None, :]
-    tied = positive[:, None] == negative[None, :]
-    return float(np.mean(above + 0.5 * tied))
+    ranks = stats.rankdata(np.concatenate([positive, negative], axis=-1), axis=-1)
+    value = (ranks[..., :n_pos].sum(axis=-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def separated_bound(value: float, n: int, confidence: float) -> tuple[float, float]:
+    """The interval of an AUROC of 1 (or 0) on n notes, where every bootstrap resample separates alike.
+
+    The resamples then all give 1 and no percentile interval exists; yet n notes whose reference each beat the
+    shuffled answer are n comparisons all won, and the exact (Clopper-Pearson) bound for n wins of n is
+    ((1 - confidence) / 2) ** (1 / n): at least 0.972 at 131 notes for 95%. NaN for any other value.
+    """
+    if n < 1 or value not in (0.0, 1.0):
+        return (np.nan, np.nan)
+    bound = float(((1 - confidence) / 2) ** (1 / n))
+    return (bound, 1.0) if value == 1.0 else (0.0, 1 - bound)
 
 
 def paired_win_rate(positive: np.ndarray, negative: np.ndarray) -> float:
@@ -103,7 +127,9 @@ def _audit_one(wide: pd.DataFrame, settings: BootstrapSettings) -> dict[str, flo
     result: dict[str, float] = {"constant_reward": float(flat)}
     result |= {f"reward_{kind}": wide[kind].mean() for kind in CONTROL_KINDS if kind in wide}
     ref, shuffled = _paired(wide, SHUFFLED)
-    low, high = (np.nan, np.nan) if flat else paired_ci((ref, shuffled), auroc, settings)
+    low, high = (np.nan, np.nan) if flat else paired_ci((ref, shuffled), auroc, settings, vectorized=True)
+    if not flat and np.isnan(low) and too_few(ref.size, minimum=MINIMUMS.notes_for_audit) is None:
+        low, high = separated_bound(auroc(ref, shuffled), ref.size, settings.confidence)
     result.update(
         n_discrimination=ref.size, auroc=auroc(ref, shuffled), auroc_ci_low=low, auroc_ci_high=high,
         paired_win_rate=paired_win_rate(ref, shuffled),
@@ -132,10 +158,15 @@ def judge_audit(instances: pd.DataFrame, settings: BootstrapSettings) -> pd.Data
 
 
 def shown_blind(row: Mapping[str, object]) -> bool:
-    """The audit shows this judge blind: AUROC below AUROC_BLIND on enough notes to tell, or one reward for
-    every control answer (a constant judge cannot tell anything apart, however few the notes)."""
+    """The audit warns this judge blind: on enough notes to tell (MINIMUMS.notes_for_audit), an AUROC below
+    AUROC_BLIND or an interval reaching down to a coin toss (COIN_TOSS); or one reward for every control answer
+    (a constant judge cannot tell anything apart, however few the notes)."""
     value = row.get("auroc")
-    if value is None or pd.isna(value) or float(value) >= AUROC_BLIND:  # type: ignore[arg-type]
+    if value is None or pd.isna(value):
+        return False
+    low = row.get("auroc_ci_low")
+    unshown = low is not None and not pd.isna(low) and float(low) <= COIN_TOSS  # type: ignore[arg-type]
+    if float(value) >= AUROC_BLIND and not unshown:  # type: ignore[arg-type]
         return False
     return _too_few(row, "n_discrimination") is None or str(row.get("verdict", "")).endswith("no information")
 
@@ -154,9 +185,11 @@ def _floats(row: Mapping[str, object], *keys: str) -> list[float]:
 
 
 def _too_few(row: Mapping[str, object], key: str) -> str | None:
-    """evidence.too_few for the row's note count under ``key``; None when the row does not count its notes."""
+    """evidence.too_few for the row's note count under ``key`` (discrimination: MINIMUMS.notes_for_audit);
+    None when the row does not count its notes."""
     n = row.get(key)
-    return None if n is None or pd.isna(n) else too_few(int(n))  # type: ignore[call-overload]
+    minimum = MINIMUMS.notes_for_audit if key == "n_discrimination" else None
+    return None if n is None or pd.isna(n) else too_few(int(n), minimum=minimum)  # type: ignore[call-overload]
 
 
 _DELTA_VERDICTS = (
@@ -175,7 +208,11 @@ _DELTA_VERDICTS = (
 
 
 def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
-    """A plain sentence per check, from the point AUROC and the 95% intervals of the two deltas.
+    """A plain sentence per check, from the AUROC with its 95% interval and the 95% intervals of the two deltas.
+
+    Discrimination warns (shown_blind) below AUROC_BLIND and also when the interval reaches down to COIN_TOSS:
+    a point estimate on few notes would call a blind judge discriminating, and an interval holding 0.5 has not
+    shown it tells the plans apart at all.
 
     A delta's words match its evidence: an interval above or below 0 shows an effect; one holding 0 shows none
     only when it lies within ±DELTA_MARGIN. A wider interval holding 0 decides nothing: "not swayed" or "does
@@ -193,6 +230,10 @@ def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
         parts.append(f"discrimination: {short} (AUROC {value:.2f})")
     elif value < AUROC_BLIND:
         parts.append(f"cannot tell the clinician's plan from another patient's: AUROC {value:.2f}")
+    elif not pd.isna(row.get("auroc_ci_low")) and float(row["auroc_ci_low"]) <= COIN_TOSS:  # type: ignore[arg-type]
+        low, high = _floats(row, "auroc_ci_low", "auroc_ci_high")
+        interval = delta_text(value, low, high, signed=False)
+        parts.append(f"not shown to tell the clinician's plan from another patient's: AUROC {interval} holds 0.5")
     elif value < AUROC_STRONG:
         parts.append(f"tells the clinician's plan from another patient's only weakly: AUROC {value:.2f}")
     else:

@@ -5,14 +5,19 @@ clinician scored, against the **mean human reward** of the answer (the mean over
 score/5); and one `(clinicians)` row, the human ceiling, over the answers two or more clinicians rated: each rater
 against the mean of the others, averaged over raters (ceiling.py: no rater's name matters), and Krippendorff's alpha
 (ordinal) across all raters. The verdict is like for like: `icc_in_place` puts the judge in each rater's place
-against the same others' mean over the same answers (ceiling.in_place), and a judge whose interval there overlaps
-the clinicians' agrees with them "about as well as they agree with each other", the claim MedHELM makes for its
-jury; `icc_medhelm` is the number computed as MedHELM's script computes its 0.47 against 0.43. No verdict from
+against the same others' mean over the same answers (ceiling.Ceiling.in_place), and its difference from the clinicians'
+ICC is drawn on the very same resamples. Only when that difference's interval lies within ±evidence's
+`agreement_margin` does a judge agree with them "about as well as they agree with each other", the claim MedHELM
+makes for its jury; below 0 it agrees less, above more, and otherwise the verdict says it cannot tell yet and
+estimates how many more shared answers would decide (the interval narrows as one over the root of the answers).
+`icc_medhelm` is the number computed as MedHELM's script computes its 0.47 against 0.43. No verdict from
 nothing: a judge or rater who gave one score to every answer, or fewer answers than evidence.py's minimum, gets a
 sentence saying so instead. Pure pandas; the statistics are agreement.py's.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
@@ -28,7 +33,9 @@ from helm_mtsamples_ext.report.agreement import (
     spearman,
     with_ci,
 )
-from helm_mtsamples_ext.report.ceiling import ceiling_stats, in_place_icc, shared_rewards
+from helm_mtsamples_ext.report.ceiling import Ceiling, Drawn, ceiling_stats, shared_rewards
+from helm_mtsamples_ext.report.evidence import MINIMUMS
+from helm_mtsamples_ext.report.medhelm_pairs import medhelm_baseline
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
 from helm_mtsamples_ext.report.ties import settled
 from helm_mtsamples_ext.rubric import DIMENSIONS
@@ -37,9 +44,14 @@ from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
 PANEL_ROW = "(panel)"
 CLINICIANS_ROW = "(clinicians)"
 STATS = ["spearman", "spearman_ci_low", "spearman_ci_high", "bias", "bias_ci_low", "bias_ci_high"]
-STATS += [*(f"kappa_{d}" for d in DIMENSIONS), "icc", "icc_ci_low", "icc_ci_high", "icc_medhelm"]
+STATS += [*(f"kappa_{d}" for d in DIMENSIONS), "icc", "icc_ci_low", "icc_ci_high"]
+STATS += ["icc_medhelm", "icc_medhelm_ci_low", "icc_medhelm_ci_high"]
 IN_PLACE = ["icc_in_place", "icc_in_place_ci_low", "icc_in_place_ci_high"]
-COLUMNS = ["panel", "judge", "n", *STATS, *IN_PLACE, *(f"alpha_{d}" for d in DIMENSIONS), "n_raters", "verdict"]
+VS_CEILING = ["icc_vs_ceiling", "icc_vs_ceiling_ci_low", "icc_vs_ceiling_ci_high", "answers_to_decide"]
+COLUMNS = ["panel", "judge", "n", *STATS, *IN_PLACE, *VS_CEILING, *(f"alpha_{d}" for d in DIMENSIONS), "n_raters"]
+COLUMNS += ["verdict"]
+Held = tuple[Ceiling, pd.Index, Drawn]
+"""The clinicians' ceiling a judge is held to: its shared answers, their (run, note) index, its ICC's draws."""
 HUMAN_COLUMNS = ["human_reward", "human_reward_ci_low", "human_reward_ci_high", "n_human"]
 
 
@@ -61,7 +73,7 @@ def compare(
         both = scores_x[dim].notna().to_numpy() & scores_y[dim].notna().to_numpy()
         pair = (round_half_up(scores_x[dim].to_numpy(dtype=float)[both]), round_half_up(scores_y[dim].to_numpy()[both]))
         kappas.append(quadratic_kappa(*pair))
-    values = [*rho, *_no_zero_width(bias(x, y, settings)), *kappas, *icc, icc_medhelm(x, y)]
+    values = [*rho, *_no_zero_width(bias(x, y, settings)), *kappas, *icc, *with_ci(icc_medhelm, x, y, settings)]
     return {"n": int(x.size), **dict(zip(STATS, values, strict=True))}
 
 
@@ -78,16 +90,45 @@ def _no_information(name: str, x: np.ndarray, y: np.ndarray) -> str:
     return evidence.constant(name, x) or evidence.constant("the clinicians", y) or ""
 
 
-def _in_place(rewards: pd.Series, shared: pd.DataFrame, settings: BootstrapSettings) -> dict[str, float]:
-    """icc_in_place and its interval: `rewards` (indexed by run and note) in each rater's place on shared answers."""
-    if shared.empty:
-        return dict.fromkeys(IN_PLACE, np.nan)
-    judge = rewards.groupby(level=[0, 1]).mean().reindex(shared.index).to_numpy(dtype=float)
-    return dict(zip(IN_PLACE, in_place_icc(judge, shared.to_numpy(dtype=float), settings), strict=True))
+def _in_place(rewards: pd.Series, held: Held | None, settings: BootstrapSettings) -> dict[str, float]:
+    """icc_in_place with its interval, and its difference from the ceiling on the same resamples, with its own.
+
+    `rewards` are indexed by run and note; `held` is the shared answers' ceiling (None without shared answers).
+    """
+    if held is None:
+        return dict.fromkeys([*IN_PLACE, *VS_CEILING], np.nan)
+    ceiling, index, icc = held
+    judge = rewards.groupby(level=[0, 1]).mean().reindex(index).to_numpy(dtype=float)
+    drawn = ceiling.in_place(judge)
+    found = dict(zip(IN_PLACE, drawn.interval(settings), strict=True))
+    difference = drawn.minus(icc).interval(settings)
+    found.update(zip(VS_CEILING, [*difference, answers_to_decide(difference, ceiling.n)], strict=True))
+    return found
+
+
+def answers_to_decide(difference: tuple[float, float, float], n: int) -> float:
+    """About how many more shared answers would take the difference's interval out of "cannot tell": NaN when
+    it already decides (or has no interval).
+
+    The interval's half-width shrinks as one over the root of the answers. It decides once it is narrower than
+    the distance from the difference to 0 (then "less" or "more") or to the nearer edge of the margin (then
+    "about as well"), whichever is reached first.
+    """
+    value, low, high = difference
+    if np.isnan(low) or np.isnan(high) or _decided(low, high):
+        return np.nan
+    half = (high - low) / 2
+    target = max(abs(value), MINIMUMS.agreement_margin - abs(value))
+    return float(max(1, math.ceil(n * (half / target) ** 2 - n)))
+
+
+def _decided(low: float, high: float) -> bool:
+    margin = MINIMUMS.agreement_margin
+    return bool(high < 0 or low > 0 or (low >= -margin and high <= margin))
 
 
 def _judge_rows(
-    instances: pd.DataFrame, humans: pd.DataFrame, shared: pd.DataFrame, settings: BootstrapSettings
+    instances: pd.DataFrame, humans: pd.DataFrame, held: Held | None, settings: BootstrapSettings
 ) -> list[dict[str, object]]:
     joined = instances.merge(humans, left_on=["run", "note_id"], right_on=["run", "instance_id"], suffixes=("", "_h"))
     joined = joined[joined["judge_reward"].notna()]
@@ -97,7 +138,7 @@ def _judge_rows(
         mine = (joined["judge"] == judge).to_numpy()
         x, y = joined["judge_reward"].to_numpy(dtype=float)[mine], joined["human_reward"].to_numpy(dtype=float)[mine]
         found = compare(x, y, joined[mine], human_scores[mine], settings)
-        found.update(_in_place(joined[mine].set_index(["run", "instance_id"])["judge_reward"], shared, settings))
+        found.update(_in_place(joined[mine].set_index(["run", "instance_id"])["judge_reward"], held, settings))
         rows.append({"judge": judge, **found, "note": _no_information(f"judge {judge}", x, y)})
     notes = joined.groupby(["run", "note_id"], sort=True).agg(
         note_reward=("note_reward", "first"), human_reward=("human_reward", "first"),
@@ -107,7 +148,7 @@ def _judge_rows(
     panel_scores = notes[[f"{d}_h" for d in DIMENSIONS]].set_axis(list(DIMENSIONS), axis=1)
     x, y = notes["note_reward"].to_numpy(dtype=float), notes["human_reward"].to_numpy(dtype=float)
     found = compare(x, y, notes, panel_scores, settings)
-    found.update(_in_place(notes["note_reward"], shared, settings))
+    found.update(_in_place(notes["note_reward"], held, settings))
     rows.append({"judge": PANEL_ROW, **found, "note": _no_information("the panel", x, y)})
     return rows
 
@@ -123,9 +164,12 @@ def _clinicians_row(ratings: pd.DataFrame, settings: BootstrapSettings) -> dict[
     row: dict[str, object] = {"judge": CLINICIANS_ROW, **{stat: np.nan for stat in STATS}, "n": 0, "note": ""}
     if not shared.empty:
         found = ceiling_stats(shared, settings)
+        medhelm = medhelm_baseline(shared_rewards(shared).to_numpy(dtype=float), settings)
+        found.update(zip(["icc_medhelm", "icc_medhelm_ci_low", "icc_medhelm_ci_high"], medhelm, strict=True))
         row["note"] = "; ".join(found.pop("uninformative"))  # type: ignore[arg-type]
         row.update(found)
         row.update(zip(IN_PLACE, (found["icc"], found["icc_ci_low"], found["icc_ci_high"]), strict=True))
+        row["_index"] = shared_rewards(shared).index
     answers = shared["run"] + "/" + shared["instance_id"]
     for dim in DIMENSIONS:
         triples = zip(shared["rater"], answers, shared[dim], strict=True)
@@ -143,13 +187,16 @@ def verdict(
     n: int | None = None,
     note: str = "",
     in_place: tuple[float, float, float] | None = None,
+    difference: tuple[float, float, float, float] | None = None,
 ) -> str:
     """Where the judge's ICC with the clinicians falls against the clinicians' ICC with each other.
 
     Set against the ceiling, the judge's number is `in_place` (the judge in each rater's place, like for like)
-    when given; its own ICC against all raters is stated where there is nothing to compare with. No verdict from
-    nothing: a judge (or clinicians) with one score throughout, or fewer answers than evidence.MINIMUMS asks, on
-    either side, get the sentence that says so.
+    when given, and the verdict reads `difference` (in_place minus the ceiling's ICC on the same resamples, its
+    interval, and answers_to_decide): "about as well" only inside ±MINIMUMS.agreement_margin, "less" / "more"
+    when the interval is below / above 0, otherwise "cannot tell yet". Its own ICC against all raters is stated
+    where there is nothing to compare with. No verdict from nothing: a judge (or clinicians) with one score
+    throughout, or fewer answers than evidence.MINIMUMS asks, on either side, get the sentence that says so.
     """
     stated = f"ICC {icc:.2f}" + ("" if pd.isna(low) else f" [{low:.2f}, {high:.2f}]")
     if n is not None and (few := evidence.too_few(n, "answers")):
@@ -171,13 +218,23 @@ def verdict(
     )
     if "n" in ceiling and (few := evidence.too_few(int(ceiling["n"]), "answers")):
         return f"{stated} vs {ceiling_text}; the clinicians' ceiling: {few}"
-    if pd.isna(low) or pd.isna(ceiling["icc_ci_low"]):
+    if difference is None or pd.isna(difference[1]) or pd.isna(difference[2]):
         return f"{stated} vs {ceiling_text}; too few answers for intervals, so no telling whether that differs"
-    if high < ceiling["icc_ci_low"]:
-        return f"agrees with clinicians less than clinicians agree with each other: {stated} vs {ceiling_text}"
-    if low > ceiling["icc_ci_high"]:
-        return f"agrees with clinicians more than clinicians agree with each other: {stated} vs {ceiling_text}"
-    return f"agrees with clinicians about as well as clinicians agree with each other: {stated} vs {ceiling_text}"
+    value, d_low, d_high, more = difference
+    compared = f"{stated} vs {ceiling_text}, difference {value:+.2f} [{d_low:+.2f}, {d_high:+.2f}]"
+    margin = MINIMUMS.agreement_margin
+    if d_low >= -margin and d_high <= margin:
+        return (
+            f"agrees with clinicians about as well as clinicians agree with each other (the difference's interval "
+            f"lies within ±{margin:g}): {compared}"
+        )
+    if d_high < 0:
+        return f"agrees with clinicians less than clinicians agree with each other: {compared}"
+    if d_low > 0:
+        return f"agrees with clinicians more than clinicians agree with each other: {compared}"
+    estimate = "" if pd.isna(more) else f"; about {int(more)} more shared answers would decide (estimated)"
+    undecided = "cannot tell yet whether it agrees with clinicians as well as they agree with each other"
+    return f"{undecided}: {compared}{estimate}"
 
 
 def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
@@ -189,14 +246,16 @@ def agreement_table(instances: pd.DataFrame, ratings: pd.DataFrame, settings: Bo
         mine = ratings[ratings["run"].isin(runs)]
         if mine.empty:
             continue
-        ceiling = pd.Series(_clinicians_row(mine, settings))
-        shared = _shared(mine)
-        shared_matrix = shared_rewards(shared) if not shared.empty else pd.DataFrame()
-        for row in _judge_rows(rows_of_panel, humans[humans["run"].isin(runs)], shared_matrix, settings):
+        found = _clinicians_row(mine, settings)
+        parts = (found.pop("_ceiling", None), found.pop("_index", None), found.pop("_icc_drawn", None))
+        held: Held | None = None if parts[0] is None else parts  # type: ignore[assignment]
+        ceiling = pd.Series(found)
+        for row in _judge_rows(rows_of_panel, humans[humans["run"].isin(runs)], held, settings):
             icc, low, high = (float(row[key]) for key in ("icc", "icc_ci_low", "icc_ci_high"))  # type: ignore[arg-type]
-            held = tuple(float(row[key]) for key in IN_PLACE)  # type: ignore[arg-type]
+            in_place = tuple(float(row[key]) for key in IN_PLACE)  # type: ignore[arg-type]
+            difference = tuple(float(row[key]) for key in VS_CEILING)  # type: ignore[arg-type]
             note = str(row.pop("note"))
-            says = verdict(icc, low, high, ceiling, int(row["n"]), note, held)  # type: ignore[call-overload, arg-type]
+            says = verdict(icc, low, high, ceiling, int(row["n"]), note, in_place, difference)  # type: ignore[call-overload, arg-type]
             rows.append({**row, "panel": panel, "verdict": says})
         rows.append({**ceiling.drop("note").to_dict(), "panel": panel, "verdict": _ceiling_says(ceiling)})
     return pd.DataFrame(rows).reindex(columns=COLUMNS)

@@ -78,16 +78,20 @@ def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[fl
 
 
 def paired_ci(
-    samples: tuple[np.ndarray, ...], statistic: Callable[..., float], settings: BootstrapSettings
+    samples: tuple[np.ndarray, ...],
+    statistic: Callable[..., Any],
+    settings: BootstrapSettings,
+    vectorized: bool = False,
 ) -> tuple[float, float]:
     """Bootstrap interval of any statistic of per-note paired samples; NaN below the minimum of notes.
 
     The same resampled notes feed every sample, as in `paired_difference`; for statistics such as the judge
-    audit's AUROC that are not a mean of per-note values.
+    audit's AUROC that are not a mean of per-note values. ``vectorized``: the statistic takes resamples along
+    its last axis (scipy's `axis=-1`), so all of them are computed at once.
     """
     if samples[0].size < max(2, MINIMUMS.notes_for_verdict):
         return (np.nan, np.nan)
-    result = _bootstrap(samples, statistic, settings, vectorized=False)
+    result = _bootstrap(samples, statistic, settings, vectorized=vectorized)
     if mostly_tied(result.bootstrap_distribution, point=statistic(*samples)):
         return (np.nan, np.nan)
     interval = result.confidence_interval

@@ -35,8 +35,16 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from helm_mtsamples_ext.report.audit import auroc, control_kind, paired_win_rate, verdict
+from helm_mtsamples_ext.report.audit import (
+    auroc,
+    control_kind,
+    paired_win_rate,
+    separated_bound,
+    shown_blind,
+    verdict,
+)
 from helm_mtsamples_ext.report.cli import main
+from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.figure import _draw_panel
 from tests.report.suites import (
     CONTROL,
@@ -46,6 +54,7 @@ from tests.report.suites import (
     STRONG_RUN,
     WEAK,
     WEAK_RUN,
+    Note,
     Run,
     build_suite,
     control_run,
@@ -302,8 +311,9 @@ def test_figure_draws_ceiling_and_floor_with_models_between(audit_report: Path) 
         shutil.copy(audit_report / "leaderboard.png", Path(keep) / "report_audit.png")
 
 
-def test_five_notes_or_more_give_verdicts_with_intervals(tmp_path: Path) -> None:
-    """At evidence.MINIMUMS.notes_for_verdict notes the audit gives its words again, with intervals.
+def test_five_notes_give_the_deltas_but_discrimination_waits_for_the_audit_minimum(tmp_path: Path) -> None:
+    """At evidence.MINIMUMS.notes_for_verdict notes the deltas get their words again, with intervals; the
+    discrimination verdict (and its warning) waits for MINIMUMS.notes_for_audit notes.
 
     One judge, 5 notes: reference [.8,.8,.6,1,.8] always above shuffled [.2,.4,.2,.6,.4] (AUROC 24.5/25 = .98: the .6
     reference ties the .6 shuffled once); truncated - reference = [-.4,-.2,-.2,-.4,-.2], every resample below 0."""
@@ -320,6 +330,45 @@ def test_five_notes_or_more_give_verdicts_with_intervals(tmp_path: Path) -> None
     assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "400"]) == 0
     one = row(read(tmp_path / "r", "judge_audit"), judge=J1)
     assert one["n_discrimination"] == 5 and one["auroc"] == pytest.approx(24.5 / 25)
-    assert one["verdict"].startswith("tells the clinician's plan from another patient's: AUROC 0.98")
+    assert one["verdict"].startswith("discrimination: too few notes (5) to tell (AUROC 0.98)")
     assert "notices missing content: -0.28 [" in one["verdict"]
-    assert one["completeness_ci_high"] < 0 and "too few notes (" not in one["verdict"]
+    assert one["completeness_ci_high"] < 0
+
+
+def test_a_judge_that_separates_every_note_gets_the_exact_bound_not_a_missing_interval(tmp_path: Path) -> None:
+    """Every reference above every shuffled answer: each resample's AUROC is 1, so no percentile interval; the
+    exact bound for n same-note comparisons all won, 0.025 ** (1 / n), takes its place."""
+    n = MINIMUMS.notes_for_audit
+    notes = [Note(f"n{k}.txt", "Orthopedic") for k in range(1, n + 1)]
+    rewards = {"reference": [0.8, 1.0], "shuffled": [0.2, 0.4]}
+    runs = [control_run(kind, {note.filename: {J1: values[k % 2]} for k, note in enumerate(notes)}, judges=[J1])
+            for kind, values in rewards.items()]  # fmt: skip
+    build_suite(tmp_path, runs, notes)
+    assert main(["--suite", "v1", "-o", str(tmp_path), "--out", str(tmp_path / "r"), "--bootstrap", "200"]) == 0
+    one = row(read(tmp_path / "r", "judge_audit"), judge=J1)
+    assert one["auroc"] == 1.0
+    assert (one["auroc_ci_low"], one["auroc_ci_high"]) == pytest.approx((0.025 ** (1 / n), 1.0))
+    assert one["verdict"].startswith("tells the clinician's plan from another patient's: AUROC 1.00")
+
+
+def test_the_exact_bound_is_clopper_pearson_for_all_won() -> None:
+    assert separated_bound(1.0, 131, 0.95)[0] == pytest.approx(0.9722, abs=1e-4)
+    assert separated_bound(0.0, 131, 0.95) == pytest.approx((0.0, 1 - 0.025 ** (1 / 131)))
+    assert all(math.isnan(v) for v in separated_bound(0.98, 131, 0.95))
+
+
+@pytest.mark.parametrize(
+    ("low", "says", "warned"),
+    [
+        (0.45, "not shown to tell the clinician's plan from another patient's: AUROC 0.70 [0.45, 0.90] holds 0.5",
+         True),
+        (0.5, "not shown to tell", True),
+        (0.55, "tells the clinician's plan from another patient's only weakly: AUROC 0.70", False),
+    ],
+)  # fmt: skip
+def test_an_interval_reaching_a_coin_toss_is_a_warning_whatever_the_point(low: float, says: str, warned: bool) -> None:
+    audit_row = {**_verdict_row(0.7, NONE, NONE), "auroc_ci_low": low, "auroc_ci_high": 0.9}
+    audit_row["n_discrimination"] = MINIMUMS.notes_for_audit
+    audit_row["verdict"] = verdict(audit_row)
+    assert says in audit_row["verdict"]
+    assert shown_blind(audit_row) is warned

@@ -37,7 +37,7 @@ def test_renaming_raters_or_changing_their_case_changes_no_number(suite: tuple[P
     renamed = {"Zoe": rated.RATINGS["alice"], " BOB ": rated.RATINGS["bob"], "aaron": rated.RATINGS["carol"]}
     after = agreement(suite, "renamed", renamed)
     numbers = before.select_dtypes("number").columns
-    assert len(numbers) == 21  # every column but panel, judge and verdict
+    assert len(numbers) == 27  # every column but panel, judge and verdict
     pd.testing.assert_frame_equal(before[numbers], after[numbers], check_exact=False, rtol=1e-12)
     assert before["verdict"].tolist() == after["verdict"].tolist()
     assert row(before, judge=CLINICIANS_ROW)["n_raters"] == 3
@@ -53,16 +53,21 @@ def test_dr_test_and_dr_test_in_lower_case_are_one_rater(suite: tuple[Path, str]
     assert found["icc"] == pytest.approx(one["icc"])
 
 
-def test_the_clinicians_icc_medhelm_is_pingouins_for_the_pair_with_most_answers_in_common(
+def test_the_clinicians_icc_medhelm_is_pingouins_averaged_over_every_pair_weighted_by_overlap(
     suite: tuple[Path, str],
 ) -> None:
+    """alice-bob share 6 answers, alice-carol 5, bob-carol 3: each pair's ICC3k on z-scores, weighted 6:5:3."""
     found = row(agreement(suite, "pair", rated.RATINGS), judge=CLINICIANS_ROW)
-    rewards = rated.human_rewards({"alice": rated.RATINGS["alice"]})
-    common = sorted(set(rated.RATINGS["alice"]) & set(rated.RATINGS["bob"]))
-    alice = np.array([np.mean([s / 5 for s in rated.RATINGS["alice"][n]]) for n in common])
-    bob = np.array([np.mean([s / 5 for s in rated.RATINGS["bob"][n]]) for n in common])
-    assert len(common) == 6 and rewards
-    assert found["icc_medhelm"] == pytest.approx(rated.pingouin_icc(rated.zscore(alice), rated.zscore(bob), "ICC3k"))
+    values, weights = [], []
+    for a, b in [("alice", "bob"), ("alice", "carol"), ("bob", "carol")]:
+        common = sorted(set(rated.RATINGS[a]) & set(rated.RATINGS[b]))
+        x = np.array([np.mean([s / 5 for s in rated.RATINGS[a][n]]) for n in common])
+        y = np.array([np.mean([s / 5 for s in rated.RATINGS[b][n]]) for n in common])
+        values.append(rated.pingouin_icc(rated.zscore(x), rated.zscore(y), "ICC3k"))
+        weights.append(len(common))
+    assert weights == [6, 5, 3]
+    assert found["icc_medhelm"] == pytest.approx(np.average(values, weights=weights))
+    assert found["icc_medhelm_ci_low"] < found["icc_medhelm"] < found["icc_medhelm_ci_high"]
 
 
 def test_the_ceiling_is_each_rater_against_the_others_mean_averaged_over_raters(suite: tuple[Path, str]) -> None:

@@ -39,7 +39,7 @@ import pytest
 from scipy import stats
 
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW, PANEL_ROW, verdict
+from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW, PANEL_ROW, answers_to_decide, verdict
 from helm_mtsamples_ext.report.ratings import COLUMNS
 from helm_mtsamples_ext.report.suite import load_suite
 from tests.report import rated as hand
@@ -136,21 +136,47 @@ def test_without_ratings_there_is_no_agreement_file_nor_human_column(suite: tupl
 
 
 @pytest.mark.parametrize(
-    "ceiling, icc, low, high, says",
+    "ceiling, icc, low, high, difference, says",
     [
-        ((0.6, 0.5, 0.7), 0.62, 0.55, 0.69, "about as well as clinicians agree with each other: ICC 0.62 [0.55, 0.69]"),
-        ((0.6, 0.5, 0.7), 0.2, 0.1, 0.3, "less than clinicians agree with each other"),
-        ((0.3, 0.2, 0.4), 0.8, 0.7, 0.9, "more than clinicians agree with each other"),
-        ((math.nan, math.nan, math.nan), 0.5, 0.4, 0.6, "no answer was rated by two clinicians"),
-        ((0.6, 0.5, 0.7), math.nan, math.nan, math.nan, "too few answers to tell"),
-        ((0.6, math.nan, math.nan), 0.9, 0.8, 1.0, "too few answers for intervals, so no telling"),
+        ((0.6, 0.5, 0.7), 0.62, 0.55, 0.69, (0.02, -0.05, 0.08, math.nan),
+         "about as well as clinicians agree with each other (the difference's interval lies within ±0.1): "
+         "ICC 0.62 [0.55, 0.69] vs clinicians' 0.60 [0.50, 0.70], difference +0.02 [-0.05, +0.08]"),
+        ((0.6, 0.5, 0.7), 0.2, 0.1, 0.3, (-0.4, -0.5, -0.3, math.nan), "less than clinicians agree with each other"),
+        ((0.3, 0.2, 0.4), 0.8, 0.7, 0.9, (0.5, 0.4, 0.6, math.nan), "more than clinicians agree with each other"),
+        ((math.nan, math.nan, math.nan), 0.5, 0.4, 0.6, None, "no answer was rated by two clinicians"),
+        ((0.6, 0.5, 0.7), math.nan, math.nan, math.nan, None, "too few answers to tell"),
+        ((0.6, math.nan, math.nan), 0.9, 0.8, 1.0, None, "too few answers for intervals, so no telling"),
+        ((0.6, 0.5, 0.7), 0.62, 0.55, 0.69, (0.02, -0.15, 0.19, 40.0),
+         "cannot tell yet whether it agrees with clinicians as well as they agree with each other"),
+        ((0.6, 0.5, 0.7), 0.62, 0.55, 0.69, (0.02, -0.15, 0.19, 40.0), "about 40 more shared answers would decide"),
     ],
-)
-def test_the_verdict_compares_intervals_of_icc(
-    ceiling: tuple[float, float, float], icc: float, low: float, high: float, says: str
+)  # fmt: skip
+def test_the_verdict_reads_the_paired_difference_against_the_margin(
+    ceiling: tuple[float, float, float],
+    icc: float,
+    low: float,
+    high: float,
+    difference: tuple[float, float, float, float] | None,
+    says: str,
 ) -> None:
+    """Overlapping intervals are not equivalence: only a difference inside ±margin is "about as well"."""
     clinicians = pd.Series(dict(zip(["icc", "icc_ci_low", "icc_ci_high"], ceiling, strict=True)))
-    assert says in verdict(icc, low, high, clinicians)
+    assert says in verdict(icc, low, high, clinicians, difference=difference)
+
+
+def test_overlapping_intervals_with_a_wide_difference_are_not_about_as_well() -> None:
+    """The old rule's "about as well" (intervals overlap) becomes "cannot tell yet" when the difference is wide."""
+    clinicians = pd.Series({"icc": 0.65, "icc_ci_low": 0.45, "icc_ci_high": 0.8})
+    said = verdict(0.4, 0.1, 0.6, clinicians, difference=(-0.25, -0.55, 0.05, 120.0))
+    assert "about as well" not in said and said.startswith("cannot tell yet")
+
+
+def test_answers_to_decide_grows_as_the_interval_must_narrow() -> None:
+    assert math.isnan(answers_to_decide((-0.3, -0.4, -0.2), 20))  # already "less"
+    assert math.isnan(answers_to_decide((0.0, -0.05, 0.05), 20))  # already "about as well"
+    wide, narrow = answers_to_decide((-0.1, -0.5, 0.3), 20), answers_to_decide((-0.1, -0.25, 0.05), 20)
+    assert wide > narrow >= 1
+    assert wide == math.ceil(20 * (0.4 / 0.1) ** 2 - 20)  # half-width 0.4 must fall to |d| = margin - |d| = 0.1
 
 
 CEILING = pd.Series({"icc": 0.3, "icc_ci_low": 0.2, "icc_ci_high": 0.4, "n": 20, "note": ""})

@@ -21,6 +21,7 @@ from typing import Any
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import Annotator
 from helm.clients.auto_client import AutoClient
+from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
 from helm_mtsamples_ext.families import creator_of
@@ -34,6 +35,7 @@ from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.panel import panel_from_args
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
@@ -43,11 +45,18 @@ DEFAULT = RunEntryArgs()
 out (an earlier release's, or one off no default) gets the value the run entry would have given."""
 
 
-def answer_of(state: RequestState, use_think: bool) -> str:
-    """The plan the model under test wrote (its reasoning cut off with use_think)."""
+def raw_answer_of(state: RequestState, use_think: bool) -> str:
+    """The plan the model under test wrote (its reasoning cut off with use_think), as HELM holds it."""
     result = state.result
     answer = result.completions[0].text if result is not None and result.completions else ""
     return strip_think(answer) if use_think else answer
+
+
+def answer_of(state: RequestState, use_think: bool) -> str:
+    """The plan as judged: ``raw_answer_of`` with what no prompt hash or file can hold (a lone surrogate, a
+    control character) replaced by U+FFFD, so one such character never ends the run, nor every re-run of it from
+    HELM's cache (outside_text.py)."""
+    return encodable_text(raw_answer_of(state, use_think))
 
 
 def prompt_of(state: RequestState, args: RunEntryArgs) -> str | None:
@@ -57,7 +66,7 @@ def prompt_of(state: RequestState, args: RunEntryArgs) -> str | None:
         return None
     instance = state.instance
     reference = instance.references[0].output.text if instance.references else ""
-    return build_prompt(instance.input.text, answer, reference, args.judge_prompt)
+    return build_prompt(encodable_text(instance.input.text), answer, encodable_text(reference), args.judge_prompt)
 
 
 class JudgeAnnotator(Annotator):
@@ -141,6 +150,12 @@ class JudgeAnnotator(Annotator):
         prompt = prompt_of(states[i], self.args)
         if prompt is None:
             return []
+        replaced = encodable(raw_answer_of(states[i], self.args.use_think)).replaced
+        if replaced:
+            hlog(
+                f"mtsamples_procedures: the answer to note {states[i].instance.id} holds {replaced} character(s) no "
+                "file can hold (lone surrogates, control characters): judged with U+FFFD in their place"
+            )
         # The prompt's texts no verdict is read from: the answer the model under test wrote, and the note.
         untrusted = (answer_of(states[i], self.args.use_think), states[i].instance.input.text)
         return [
@@ -162,4 +177,6 @@ class JudgeAnnotator(Annotator):
         return batch_all(self._caller.client, items, self._batch_dir, self._batch_settings)
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, self._secrets)
+        """What is kept of a judge's text (its reply, its error): keys masked, and what no file can hold
+        replaced (outside_text.py), before HELM caches it or the record keeps it."""
+        return encodable_text(scrub(text, self._secrets))

@@ -43,6 +43,7 @@ from helm_mtsamples_ext import names
 from helm_mtsamples_ext.helm_compat import endpoint_tokenizer_name
 from helm_mtsamples_ext.judges.deadline import whole_call_http_client
 from helm_mtsamples_ext.judges.formats import JudgeResponseFormat, json_object_format
+from helm_mtsamples_ext.masking import is_key
 
 API_KEY_ENV = "JUDGE_API_KEY"
 API_KEY_CREDENTIAL = "judgeApiKey"
@@ -192,9 +193,9 @@ def credentials_with_keys(credentials: Mapping[str, Any], keys: Iterable[Endpoin
 
 
 def _is_secret(secret: str | None) -> bool:
-    # The placeholder is no secret; a key under 4 characters is not one either, and masking it would
-    # mangle every record.
-    return bool(secret) and secret != PLACEHOLDER_API_KEY and len(secret or "") >= 4
+    # The placeholder is no secret; a short key or an ordinary word is not one either (masking.key_problem), and
+    # masking it would mangle every record.
+    return bool(secret) and is_key(secret)
 
 
 def secrets_of(keys: Iterable[EndpointKey]) -> tuple[str, ...]:

@@ -72,10 +72,10 @@ def key_problem(value: str) -> str | None:
     """Why ``value`` cannot be taken for a key to mask, in words that never repeat it; None for a key. Masking
     ``none`` would turn every "none" of an answer and a verdict into ``***`` for good."""
     bare = value.strip()
-    if len(bare) < MIN_KEY_LENGTH:
-        return f"is shorter than {MIN_KEY_LENGTH} characters"
     if bare.isalpha() and len(bare) < WORD_LENGTH:
         return "is an ordinary word"
+    if len(bare) < MIN_KEY_LENGTH:
+        return f"is shorter than {MIN_KEY_LENGTH} characters"
     return None
 
 

@@ -38,7 +38,7 @@ KEY_ATTACKS = [
     ("null", "is an ordinary word"),
     ("changeme", "is an ordinary word"),
     ("abc123", "is shorter than 8 characters"),
-    ("x", "is shorter than 8 characters"),
+    ("ab-1", "is shorter than 8 characters"),
 ]
 
 

@@ -94,8 +94,7 @@ def normalise_base_url(base_url: str) -> str:
 
 
 def split_query(base_url: str) -> tuple[str, dict[str, str]]:
-    """The API root without its query (``/chat/completions`` and ``/models`` go after the root's path) and the
-    query's parameters, which go on every request (Azure's ``api-version``)."""
+    """The API root without its query (routes go after its path) and the query, sent on every request."""
     parts = urlsplit(base_url.strip())
     root = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
     return root, dict(parse_qsl(parts.query, keep_blank_values=True))
@@ -130,11 +129,9 @@ def register_endpoint_deployment(base_url: str, model: str, timeout: float) -> s
     ``timeout`` (judge_timeout) bounds each read of the SDK's HTTP client.
     """
     name = endpoint_deployment_name(base_url, model)
-    root, query = split_query(base_url)
+    root, query = split_query(base_url)  # the query goes to the SDK (HELM's client hands it unknown arguments)
     args: dict[str, Any] = {"base_url": root, "openai_model_name": model, "timeout": float(timeout), "max_retries": 0}
-    if query:  # the SDK puts it on every request (HELM's client hands unknown arguments to the SDK)
-        args["default_query"] = query
-    spec = ClientSpec(class_name=ENDPOINT_CLIENT_CLASS, args=args)
+    spec = ClientSpec(class_name=ENDPOINT_CLIENT_CLASS, args={**args, "default_query": query} if query else args)
     deployment = ModelDeployment(name=name, client_spec=spec, model_name=name, tokenizer_name=endpoint_tokenizer_name())
     with _REGISTRY_LOCK:
         if name not in MODEL_NAME_TO_MODEL_METADATA:

@@ -8,6 +8,7 @@ analyses; the notes' texts go to the review page alone.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pandas as pd
@@ -57,14 +58,13 @@ def write_report(
 
 
 def _pause_for_tests(step: str) -> None:
-    """``PAUSE_ENV`` = ``<step>:<fifo>``: at that step, say its name into the FIFO and wait for ever, so a test
+    """``PAUSE_ENV`` = ``<step>:<fifo>``: at that step, say its name into the FIFO and stop (SIGSTOP), so a test
     kills the report (kill -9) at a known point without timing anything."""
     wanted, _, fifo = os.environ.get(PAUSE_ENV, "").partition(":")
     if wanted == step and fifo:
         with open(fifo, "w", encoding="utf-8") as said:
             said.write(step + "\n")
-        with open(fifo, encoding="utf-8") as wait:  # blocks until a writer opens it: none comes
-            wait.read()
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _write_files(

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helm_mtsamples_ext.outside_text import encodable_text
 from helm_mtsamples_ext.report.cells import restore
 from helm_mtsamples_ext.report.rater_names import lookalike_groups, rater_key, shown_name
 from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
@@ -121,7 +122,7 @@ def read_file(path: Path) -> pd.DataFrame:
             if not row["rater"]:
                 raise RatingsError(f"{where}: the rater is empty; every rating names its rater")
             row.update({dim: _score(record.get(dim) or "", where, dim) for dim in DIMENSIONS})
-            row["comment"] = record.get("comment") or ""
+            row["comment"] = encodable_text(record.get("comment") or "")  # a NUL or an escape is no comment
             row["source"] = where
             rows.append(row)
     except csv.Error as error:

@@ -105,6 +105,9 @@ def test_through_the_report_full_width_and_zero_width_names_are_one_rater_and_a_
     assert "warning: raters 'c\\u0430rol', 'carol' look alike" in err or "warning: raters 'carol', 'c\\u0430rol'" in err
     bidi = write_ratings(tmp_path / "c.csv", run, {"\u202e<b>mallory</b>": {1: (3, 3, 3)}})
     assert read_ratings([bidi])["rater"].tolist() == ["<b>mallory</b>"]
+    noisy = tmp_path / "d.csv"
+    noisy.write_text(bidi.read_text(encoding="utf-8").replace(",\n", ",fine\x00\x1b[2J\n"), encoding="utf-8")
+    assert read_ratings([noisy])["comment"].tolist() == ["fine\ufffd\ufffd[2J"]
     both = tmp_path / "both.csv"
     both.write_text(
         first.read_text(encoding="utf-8") + "".join(second.read_text(encoding="utf-8").splitlines(True)[1:])

@@ -1,7 +1,7 @@
 """A report killed (kill -9) or failing while it writes leaves the previous report as it was, every file of it.
 
 The kill is deterministic: HELM_MTSAMPLES_REPORT_PAUSE makes the report say the step it reached into a FIFO and
-wait there; the test reads that line and kills it. No sleep, no timing."""
+stop itself (SIGSTOP); the test reads that line and kills it. No sleep, no timing."""
 
 from __future__ import annotations
 
@@ -41,18 +41,18 @@ def test_kill_9_during_the_report_leaves_the_previous_one(tmp_path: Path, step: 
     output, out, before = previous_report(tmp_path)
     fifo = tmp_path / "pause"
     os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDWR)  # never blocks; keeps the report's second open (its wait) blocked too
+    reader = os.open(fifo, os.O_RDWR)  # never blocks, and the report's open for writing does not either
     env = {**os.environ, "PYTHONPATH": str(ROOT), outputs.PAUSE_ENV: f"{step}:{fifo}"}
     args = ["--suite", "v1", "-o", str(output), "--out", str(out), *BOOT]
     report = subprocess.Popen(
         [sys.executable, "-m", "helm_mtsamples_ext.report", *args], env=env, stdout=subprocess.DEVNULL
     )
     try:
-        ready, _, _ = select.select([reader], [], [], 600)  # a bound, not a synchronisation: the line comes first
+        ready, _, _ = select.select([reader], [], [], 300)  # a bound, not a synchronisation: the line comes first
         assert ready, "the report never reached its pause"
         assert os.read(reader, 100).decode().strip() == step
         report.send_signal(signal.SIGKILL)
-        assert report.wait() == -signal.SIGKILL
+        assert report.wait() == -signal.SIGKILL  # killed at the pause, not ended by itself
     finally:
         report.kill()
         os.close(reader)

@@ -45,18 +45,35 @@ DEFAULT = RunEntryArgs()
 out (an earlier release's, or one off no default) gets the value the run entry would have given."""
 
 
-def raw_answer_of(state: RequestState, use_think: bool) -> str:
-    """The plan the model under test wrote (its reasoning cut off with use_think), as HELM holds it."""
+def answer_of(state: RequestState, use_think: bool) -> str:
+    """The plan the model under test wrote (its reasoning cut off with use_think), as judged: what no prompt hash
+    or file can hold (a lone surrogate, a control character) replaced by U+FFFD (outside_text.py)."""
     result = state.result
     answer = result.completions[0].text if result is not None and result.completions else ""
-    return strip_think(answer) if use_think else answer
+    return encodable_text(strip_think(answer) if use_think else answer)
 
 
-def answer_of(state: RequestState, use_think: bool) -> str:
-    """The plan as judged: ``raw_answer_of`` with what no prompt hash or file can hold (a lone surrogate, a
-    control character) replaced by U+FFFD, so one such character never ends the run, nor every re-run of it from
-    HELM's cache (outside_text.py)."""
-    return encodable_text(raw_answer_of(state, use_think))
+def make_encodable(state: RequestState) -> int:
+    """The model's completions of ``state`` with what no file or hash can hold replaced by U+FFFD, in place (HELM's
+    states after annotation share this result, so its own metrics, which encode every token, and
+    scenario_state.json get the safe text too); how many characters were replaced. One such character in an
+    answer otherwise ended the run, and every re-run of it from HELM's cache."""
+    result = state.result
+    if result is None or not isinstance(result.completions, list):
+        return 0
+    replaced = 0
+    for i, completion in enumerate(result.completions):
+        text = encodable(completion.text)
+        tokens = [replace(token, text=encodable_text(token.text)) for token in completion.tokens]
+        if text.replaced or tokens != completion.tokens:
+            result.completions[i] = replace(completion, text=text.text, tokens=tokens)
+            replaced += text.replaced
+    if replaced:
+        hlog(
+            f"mtsamples_procedures: the answer to note {state.instance.id} holds {replaced} character(s) no file can "
+            "hold (lone surrogates, control characters): kept and judged with U+FFFD in their place"
+        )
+    return replaced
 
 
 def prompt_of(state: RequestState, args: RunEntryArgs) -> str | None:
@@ -117,10 +134,13 @@ class JudgeAnnotator(Annotator):
 
     def annotate(self, request_state: RequestState) -> dict[str, Any]:
         """One note (HELM's per-note path, used when another annotator of the run is not global)."""
+        make_encodable(request_state)
         return self._judge_notes([request_state])[0]
 
     def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
         """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
+        for state in request_states:
+            make_encodable(state)
         failures = self._batch_first_turns(request_states) if self.args.judge_batch else {}
         with progress_bar(len(request_states)) as bar:
             records = self._judge_notes(request_states, bar, failures)
@@ -150,12 +170,6 @@ class JudgeAnnotator(Annotator):
         prompt = prompt_of(states[i], self.args)
         if prompt is None:
             return []
-        replaced = encodable(raw_answer_of(states[i], self.args.use_think)).replaced
-        if replaced:
-            hlog(
-                f"mtsamples_procedures: the answer to note {states[i].instance.id} holds {replaced} character(s) no "
-                "file can hold (lone surrogates, control characters): judged with U+FFFD in their place"
-            )
         # The prompt's texts no verdict is read from: the answer the model under test wrote, and the note.
         untrusted = (answer_of(states[i], self.args.use_think), states[i].instance.input.text)
         return [

@@ -65,6 +65,8 @@ def test_unencodable_text_and_a_hostile_server_break_no_run_no_rerun_and_no_repo
     states = request_states(run_dir(tmp_path / "benchmark_output", "odd"))
     assert len(states) == 2
     for state in states:
+        # kept made safe too: HELM's own metrics encode every token of it (medhelm's crashed on the surrogate)
+        assert state["result"]["completions"][0]["text"].endswith("Watch the \ufffd wound\ufffd.")
         record = state["annotations"][P]
         assert record["failed_judges"] == []
         assert record["garbled"]["accuracy"] == {"score": 4, "explanation": "accurate \ufffd plan\ufffd[2J"}

@@ -64,7 +64,7 @@ and digits mixed without a break (API paths are words and versions: ``v1``, ``de
 def _check_base_url(url: str, position: int = 1) -> str:
     """Refuse a URL that could carry a secret: run entries are written to run_spec.json and scenario_state.json,
     and logged. The message names the URL's position and the offending part, never the URL nor its value."""
-    which = f"judge_base_url (URL {position})"
+    which = "judge_base_url" if position == 1 else f"judge_base_url's URL {position}"
     where = "keys go in JUDGE_API_KEY_<n>, judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
     try:
         parts = urlsplit(url.strip())

@@ -21,6 +21,7 @@ from typing import Any
 from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import Annotator
 from helm.clients.auto_client import AutoClient
+from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
 from helm_mtsamples_ext.families import creator_of
@@ -35,6 +36,7 @@ from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.panel import panel_from_args
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
@@ -45,10 +47,34 @@ out (an earlier release's, or one off no default) gets the value the run entry w
 
 
 def whole_answer(state: RequestState, use_think: bool) -> str:
-    """The plan the model under test wrote (its reasoning cut off with use_think)."""
+    """The plan the model under test wrote (its reasoning cut off with use_think): what no prompt hash or file can
+    hold (a lone surrogate, a control character) replaced by U+FFFD (outside_text.py)."""
     result = state.result
     answer = result.completions[0].text if result is not None and result.completions else ""
-    return strip_think(answer) if use_think else answer
+    return encodable_text(strip_think(answer) if use_think else answer)
+
+
+def make_encodable(state: RequestState) -> int:
+    """The model's completions of ``state`` with what no file or hash can hold replaced by U+FFFD, in place (HELM's
+    states after annotation share this result, so its own metrics, which encode every token, and
+    scenario_state.json get the safe text too); how many characters were replaced. One such character in an
+    answer otherwise ended the run, and every re-run of it from HELM's cache."""
+    result = state.result
+    if result is None or not isinstance(result.completions, list):
+        return 0
+    replaced = 0
+    for i, completion in enumerate(result.completions):
+        text = encodable(completion.text)
+        tokens = [replace(token, text=encodable_text(token.text)) for token in completion.tokens]
+        if text.replaced or tokens != completion.tokens:
+            result.completions[i] = replace(completion, text=text.text, tokens=tokens)
+            replaced += text.replaced
+    if replaced:
+        hlog(
+            f"mtsamples_procedures: the answer to note {state.instance.id} holds {replaced} character(s) no file can "
+            "hold (lone surrogates, control characters): kept and judged with U+FFFD in their place"
+        )
+    return replaced
 
 
 def answer_of(state: RequestState, args: RunEntryArgs) -> CutAnswer:
@@ -63,7 +89,7 @@ def prompt_of(state: RequestState, args: RunEntryArgs) -> str | None:
         return None
     instance = state.instance
     reference = instance.references[0].output.text if instance.references else ""
-    return build_prompt(instance.input.text, answer, reference, args.judge_prompt)
+    return build_prompt(encodable_text(instance.input.text), answer, encodable_text(reference), args.judge_prompt)
 
 
 class JudgeAnnotator(Annotator):
@@ -115,10 +141,13 @@ class JudgeAnnotator(Annotator):
 
     def annotate(self, request_state: RequestState) -> dict[str, Any]:
         """One note (HELM's per-note path, used when another annotator of the run is not global)."""
+        make_encodable(request_state)
         return self._judge_notes([request_state])[0]
 
     def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
         """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
+        for state in request_states:
+            make_encodable(state)
         failures = self._batch_first_turns(request_states) if self.args.judge_batch else {}
         with progress_bar(len(request_states)) as bar:
             records = self._judge_notes(request_states, bar, failures)
@@ -170,4 +199,6 @@ class JudgeAnnotator(Annotator):
         return batch_all(self._caller.client, items, self._batch_dir, self._batch_settings)
 
     def _scrub(self, text: str) -> str:
-        return scrub(text, self._secrets)
+        """What is kept of a judge's text (its reply, its error): keys masked, and what no file can hold
+        replaced (outside_text.py), before HELM caches it or the record keeps it."""
+        return encodable_text(scrub(text, self._secrets))

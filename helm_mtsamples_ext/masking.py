@@ -59,15 +59,29 @@ KEY_CREDENTIAL_PATTERN = re.compile(r"(api_?key|key|token|secret|password|passwd
 """credentials.conf entries that hold keys (``openaiApiKey``, ``huggingfaceAuthToken``, ``judgeApiKeys``)."""
 KEY_MAPS = ("deployments", "judgeApiKeys")
 """credentials.conf maps whose every value is a key, whatever its name (HELM's keys by deployment, ours by URL)."""
-MIN_KEY_LENGTH = 4
+MIN_KEY_LENGTH = 8
+"""Shorter is no key anyone issues (providers' keys run to 20 characters and more; a local server's chosen key,
+vLLM's ``token-abc123``, to 12), and masking it would mangle every record it appears in."""
+WORD_LENGTH = 16
+"""A value of letters only and shorter than this is an ordinary word (``none``, ``secret``, ``changeme``)."""
 PLACEHOLDER = "EMPTY"
 """The key sent to keyless local servers (endpoints.PLACEHOLDER_API_KEY): no secret."""
 
 
+def key_problem(value: str) -> str | None:
+    """Why ``value`` cannot be taken for a key to mask, in words that never repeat it; None for a key. Masking
+    ``none`` would turn every "none" of an answer and a verdict into ``***`` for good."""
+    bare = value.strip()
+    if bare.isalpha() and len(bare) < WORD_LENGTH:
+        return "is an ordinary word"
+    if len(bare) < MIN_KEY_LENGTH:
+        return f"is shorter than {MIN_KEY_LENGTH} characters"
+    return None
+
+
 def is_key(value: object) -> bool:
-    """Worth masking: a string of at least 4 characters that is not the keyless placeholder (a shorter one
-    would mangle every record it appears in, and is no key anyone issues)."""
-    return isinstance(value, str) and len(value.strip()) >= MIN_KEY_LENGTH and value != PLACEHOLDER
+    """Worth masking: a string that ``key_problem`` finds nothing wrong with and is not the keyless placeholder."""
+    return isinstance(value, str) and value != PLACEHOLDER and key_problem(value) is None
 
 
 def _leaves(value: Any) -> Iterator[Any]:

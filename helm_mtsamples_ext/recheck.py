@@ -23,10 +23,13 @@ import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from helm_mtsamples_ext.atomic import replace_file
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
+from helm_mtsamples_ext.outside_text import terminal
 from helm_mtsamples_ext.report.cells import safe_rows
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
@@ -120,14 +123,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     rows = drift(rechecks, BootstrapSettings(seed=args.seed))
     out = Path(args.output_path) / "mtsamples_report" / args.suite
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / DRIFT_FILE).open("w", newline="", encoding="utf-8") as f:
+    replace_file(out / DRIFT_FILE, lambda tmp: _write_drift(tmp, rows))
+    print(terminal("\n".join(drift_line(row) for row in rows)))
+    print(terminal(f"Drift written to {out / DRIFT_FILE}"))
+    return 0
+
+
+def _write_drift(path: Path, rows: list[Any]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=DRIFT_COLUMNS)
         writer.writeheader()
         writer.writerows(safe_rows(row.row() for row in rows))
-    print("\n".join(drift_line(row) for row in rows))
-    print(f"Drift written to {out / DRIFT_FILE}")
-    return 0
 
 
 if __name__ == "__main__":

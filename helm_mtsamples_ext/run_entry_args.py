@@ -8,6 +8,7 @@ environment variable, and every mistake is one line naming the argument and what
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -55,7 +56,7 @@ def _number(value: Any, argument: str, what: str, integer: bool = False, upper: 
         number = float(str(value).strip())
     except ValueError:
         number = float("nan")
-    ok = number > 0 or (upper is not None and number == 0)
+    ok = (number > 0 or (upper is not None and number == 0)) and math.isfinite(number)
     if not ok or (integer and not number.is_integer()) or (upper is not None and number > upper) or number != number:
         raise ValueError(f"{argument} must be {what}, got {value!r}")
     return number

@@ -27,6 +27,7 @@ from helm_mtsamples_ext import names
 from helm_mtsamples_ext.families import creator_of, declared_families
 from helm_mtsamples_ext.helm_compat import find_model_deployment
 from helm_mtsamples_ext.model_check import building_command, check_model_under_test
+from helm_mtsamples_ext.outside_text import terminal
 from helm_mtsamples_ext.panel import JudgeSpec
 from helm_mtsamples_ext.record import RESERVED_KEYS
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
@@ -50,25 +51,68 @@ def short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
-def _check_base_url(url: str) -> str:
-    """Refuse a URL that could carry a secret: run entries are written to run_spec.json and logged. The
-    message names the offending part, never its value."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"judge_base_url must be an http(s) URL, got {url!r}")
-    if parts.username or parts.password:
+_SECRET_LIKE = re.compile(
+    r"^(sk|pk|rk|key|token|secret|bearer|ghp|hf|xai|gsk)[-_]"  # a provider's key prefix
+    r"|(?<![A-Za-z0-9])(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{20,}",  # a long run of both
+    re.IGNORECASE,
+)
+"""A path segment or query value that reads as a key: a provider's key prefix (``sk-``, ``hf_``), or 20 letters
+and digits mixed without a break (API paths are words and versions: ``v1``, ``deployments``,
+``gpt-4o-mini-2024-07-18``, a UUID)."""
+
+
+def _check_base_url(url: str, position: int = 1) -> str:
+    """Refuse a URL that could carry a secret: run entries are written to run_spec.json and scenario_state.json,
+    and logged. The message names the URL's position and the offending part, never the URL nor its value."""
+    which = "judge_base_url" if position == 1 else f"judge_base_url's URL {position}"
+    where = "keys go in JUDGE_API_KEY_<n>, judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 (raises on a port that is no number)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(
-            "judge_base_url must not carry user:password@; put the key in JUDGE_API_KEY_<n>, "
-            "judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
+            f"{which} must be an http(s) URL such as http://127.0.0.1:8081/v1 (not repeated here: a URL may hold a "
+            "secret)"
         )
-    extra = sorted({k for k, _ in parse_qsl(parts.query, keep_blank_values=True)} - set(ALLOWED_QUERY_PARAMS))
-    if extra or (parts.query and not parse_qsl(parts.query, keep_blank_values=True)):
-        named = ", ".join(repr(k) for k in extra) or "an unparseable query"
+    if parts.username or parts.password or "@" in parts.netloc:
+        raise ValueError(f"{which} must not carry user:password@; {where}")
+    if parts.fragment or "#" in url:
+        raise ValueError(f"{which} must not carry a #fragment; {where}")
+    if ";" in parts.path or ";" in parts.query:
+        raise ValueError(f"{which} must not carry ;parameters; {where}")
+    if any(_SECRET_LIKE.search(segment) for segment in parts.path.split("/") if segment):
         raise ValueError(
-            f"judge_base_url may carry only the query parameter {', '.join(ALLOWED_QUERY_PARAMS)}, not {named}: "
-            "keys go in JUDGE_API_KEY_<n>, judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
+            f"{which} has a path segment that reads as a key: use the API root (e.g. http://host:port/v1); {where}"
+        )
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    extra = sorted({k for k, _ in pairs} - set(ALLOWED_QUERY_PARAMS))
+    if extra or (parts.query and not pairs) or any(_SECRET_LIKE.search(v) for _, v in pairs):
+        named = ", ".join(repr(k) for k in extra) or (
+            "a value that reads as a key" if pairs else "an unparseable query"
+        )
+        raise ValueError(
+            f"{which} may carry only the query parameter {', '.join(ALLOWED_QUERY_PARAMS)}, not {named}; {where}"
         )
     return url
+
+
+NAME_SEPARATORS = (",", "=", "+", '"', "'")
+"""Characters a judge's name may not hold: HELM splits a run entry at ``,`` and ``=``, our panels at ``+``, and a
+quote ends the run entry's value; whitespace and control characters are refused too."""
+
+
+def _check_judge_name(name: str) -> str:
+    bad = [c for c in NAME_SEPARATORS if c in name] + (["a space or a control character"] if any(
+        c.isspace() or not c.isprintable() for c in name) else [])  # fmt: skip
+    if bad:
+        shown = ", ".join(repr(b) if len(b) == 1 else b for b in bad)
+        raise ValueError(
+            f"a judge's name may not hold {shown} (HELM and the panel use them as separators), got "
+            f"{terminal(name)!r}: rename it"
+        )
+    return name
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -127,7 +171,7 @@ def resolve_judges(
                 "leave it out for the default"
             )
         models = [m.strip() for m in models]
-        urls = [_check_base_url(u) for u in judge_base_url.split("+")] if judge_base_url else []
+        urls = [_check_base_url(u, n) for n, u in enumerate(judge_base_url.split("+"), 1)] if judge_base_url else []
         if len(urls) > 1 and len(urls) != len(models):
             raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(models)} judges: give one, or one each")
         if len(urls) == 1:
@@ -136,7 +180,7 @@ def resolve_judges(
             panel = [JudgeSpec(m, m, None, u, n) for n, (m, u) in enumerate(zip(models, urls, strict=True), start=1)]
         else:
             panel = [JudgeSpec(m.split("/")[-1], _model_of(m), m) for m in models]
-    names = _unique([j.name for j in panel])
+    names = _unique([_check_judge_name(j.name) for j in panel])
     for name in names:
         if name in RESERVED_KEYS:  # the annotator's record keys beside the judge names
             raise ValueError(f"a judge may not be named {name!r}")

@@ -34,6 +34,8 @@ from typing import Any
 import yaml
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.atomic import write_text_whole
+from helm_mtsamples_ext.outside_text import terminal
 from helm_mtsamples_ext.suite_name import suite_problem
 
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
@@ -173,14 +175,13 @@ def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: s
     schema = with_audit(schema, audit)
     notes += [line for line in audit if line.startswith("WARNING")]
     target = Path(out) if out else suite_dir / SCHEMA_FILENAME
-    target.parent.mkdir(parents=True, exist_ok=True)
     header = (
         f"# Written by `python -m helm_mtsamples_ext.schema --suite {suite}` for the {len(runs)} "
         f"{RUN_GROUP} run(s) of this suite.\n"
     )
-    target.write_text(header + yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=1000))
+    write_text_whole(target, header + yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=1000))
     for note in notes:  # stderr: stdout is the path, for "$(...)"
-        print(note, file=sys.stderr)
+        print(terminal(note), file=sys.stderr)
     return target.resolve()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Iterator
@@ -16,9 +17,9 @@ from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DE
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm.common.general import parallel_map
-from helm.common.request import ErrorFlags, RequestResult
+from helm.common.request import ErrorFlags, RequestResult, Token
 
-from helm_mtsamples_ext.annotator import JudgeAnnotator
+from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_answer
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, endpoint_deployment_name
 from helm_mtsamples_ext.judges.settings import CallSettings
@@ -616,3 +617,17 @@ def test_a_bad_stored_argument_is_named_as_the_run_entry_names_it(tmp_path: Path
     """The annotator reads its arguments with the run entry's parser: one message for a mistake, wherever made."""
     with pytest.raises(ValueError, match="judge_max_concurrency must be a positive whole number, got 0"):
         make_annotator(tmp_path, [{"name": "a", "model": "x/a"}], judge_max_concurrency=0)
+
+
+def test_an_answer_no_file_can_hold_is_made_safe_in_place_and_counted() -> None:
+    """A lone surrogate and a NUL in the model's answer: replaced in the completion and its tokens (HELM's metrics
+    encode every token), counted once; a clean answer is left as it was."""
+    state = request_state(answer="plan \ud800 rest\x00")
+    assert state.result is not None
+    completion = state.result.completions[0]
+    state.result.completions[0] = dataclasses.replace(completion, tokens=[Token("plan", 0.0), Token(" \ud800", 0.0)])
+    assert make_encodable(state) == 2
+    safe = state.result.completions[0]
+    assert safe.text == "plan \ufffd rest\ufffd" and [t.text for t in safe.tokens] == ["plan", " \ufffd"]
+    assert whole_answer(state, use_think=False) == "plan \ufffd rest\ufffd"
+    assert make_encodable(state) == 0 and make_encodable(request_state(answer="fine")) == 0

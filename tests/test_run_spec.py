@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -199,14 +200,61 @@ def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
         ("http://127.0.0.1:1/v1?auth=SECRETVALUE", "'auth'"),
         ("http://127.0.0.1:1/v1?sig=SECRETVALUE&api-version=1", "'sig'"),
         ("http://user:SECRETVALUE@127.0.0.1:1/v1", "user:password@"),
+        ("http://127.0.0.1:1/v1;key=SECRETVALUE", ";parameters"),
+        ("http://127.0.0.1:1/v1;SECRETVALUE", ";parameters"),
+        ("http://127.0.0.1:1/v1#SECRETVALUE", "#fragment"),
+        ("http://127.0.0.1:1/v1#", "#fragment"),
+        ("http://127.0.0.1:1/sk-SECRETVALUE/v1", "path segment that reads as a key"),
+        ("http://127.0.0.1:1/v1/aB3dE5gH7jK9mN1pQ3rS5tUSECRETVALUE", "path segment that reads as a key"),
+        ("http://127.0.0.1:1/v1?api-version=sk-SECRETVALUE", "a value that reads as a key"),
+        ("htp//user:SECRETVALUE@127.0.0.1:1/v1", "must be an http(s) URL"),
+        ("http:/user:SECRETVALUE@127.0.0.1/v1", "must be an http(s) URL"),
+        ("http://user:SECRETVALUE@127.0.0.1:port/v1", "must be an http(s) URL"),
+        ("http://SECRETVALUE@127.0.0.1:1/v1", "user:password@"),
     ],
 )
 def test_a_judge_url_that_could_carry_a_secret_is_refused_without_echoing_it(url: str, named: str) -> None:
-    """Run entries land in run_spec.json and logs: any query parameter but api-version is refused, and the
-    message names the parameter, never its value."""
+    """Run entries land in run_spec.json, scenario_state.json and logs: a key-like part anywhere in the URL (its
+    user, a query parameter but api-version, ;parameters, a fragment, a path segment) is refused, and the message
+    names the part, never the URL nor the value, a mistyped URL included."""
     with pytest.raises(ValueError) as raised:
         get_mtsamples_procedures_spec(judges="a", judge_base_url=url)
     assert named in str(raised.value) and "SECRETVALUE" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:1/v1",
+        "https://acme.openai.azure.com/openai/deployments/gpt-4o-mini-2024-07-18?api-version=2024-02-15-preview",
+        "http://127.0.0.1:1/serving-endpoints/3f2b9c1e-8a4d-4e6f-9b1a-2c3d4e5f6a7b/v1",
+        "http://localhost:11434/v1/",
+    ],
+)
+def test_ordinary_judge_urls_are_accepted(url: str) -> None:
+    spec = get_mtsamples_procedures_spec(judges="a", judge_base_url=url)
+    assert spec.annotators[0].args["judges"][0]["base_url"] == url
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"judges": "a,b"}, "may not hold ','"),
+        ({"judges": "a=b"}, "may not hold '='"),
+        ({"judges": "a b"}, "a space or a control character"),
+        ({"judges": "a\x1b[2Jb"}, "a space or a control character"),
+        ({"judge_timeout": "inf"}, "judge_timeout must be a positive number of seconds"),
+        ({"judge_timeout": "-inf"}, "judge_timeout must be"),
+        ({"judge_timeout": "nan"}, "judge_timeout must be"),
+        ({"judge_max_wait": "1e999"}, "judge_max_wait must be"),
+        ({"judge_rpm": "inf"}, "judge_rpm must be"),
+        ({"judge_max_concurrency": "inf"}, "judge_max_concurrency must be"),
+    ],
+)
+def test_separators_in_names_and_non_finite_numbers_get_one_line(args: dict[str, str], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)) as raised:
+        get_mtsamples_procedures_spec(judge_base_url="http://127.0.0.1:1/v1", **args)  # type: ignore[arg-type]
+    assert "\n" not in str(raised.value) and "\x1b" not in str(raised.value)
 
 
 def test_new_judging_arguments_reach_the_annotator_and_metric_only_when_set() -> None:

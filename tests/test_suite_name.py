@@ -51,3 +51,29 @@ def test_the_schema_command_refuses_a_path_and_writes_nothing(tmp_path: Path) ->
         schema_module.main(["--suite", "../runs/v1", "-o", str(tmp_path)])
     assert refused.value.code == f"error: {suite_problem('../runs/v1')}"
     assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("v" * 300, "--suite is 300 characters long: a suite name takes at most 100"),
+        ("v" * 101, "--suite is 101 characters long"),
+        ("v1\x1b[2J", "holds a control character or line break"),
+        ("v1\nv2", "holds a control character or line break"),
+    ],
+)
+def test_an_over_long_name_or_a_control_character_is_refused_in_one_line(name: str, said: str) -> None:
+    problem = suite_problem(name)
+    assert problem is not None and said in problem and "\n" not in problem and "\x1b" not in problem
+    assert suite_problem("v" * 100) is None
+
+
+def test_the_report_refuses_a_300_character_suite_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from helm_mtsamples_ext.report.cli import main
+
+    assert main(["--suite", "v" * 300, "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [f"error: --suite is 300 characters long: {err.split('long: ', 1)[1].strip()}"]
+    assert "Traceback" not in err and not list(tmp_path.iterdir())

@@ -22,7 +22,7 @@ from typing import Any
 
 import requests
 
-from helm_mtsamples_ext.judges.endpoints import bearer_headers, normalise_base_url
+from helm_mtsamples_ext.judges.endpoints import api_url, bearer_headers, split_query
 
 PROBE_TIMEOUT = 10.0
 LLAMA_CPP_PYTHON = "llama-cpp-python's server serves one request at a time"
@@ -38,7 +38,7 @@ class Capacity:
 
 def server_root(base_url: str) -> str:
     """The server's root for its own routes (``/props``): the API root without its ``/v1``."""
-    url = normalise_base_url(base_url)
+    url = split_query(base_url)[0]
     return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
@@ -75,5 +75,5 @@ def probe_capacity(base_url: str, key: str | None, timeout: float = PROBE_TIMEOU
     headers = bearer_headers(key)
     found = from_props(_get_json(f"{server_root(base_url)}/props", headers, timeout))
     if found is None:
-        found = from_models(_get_json(f"{normalise_base_url(base_url)}/models", headers, timeout))
+        found = from_models(_get_json(api_url(base_url, "/models"), headers, timeout))
     return found

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlencode, urlparse, urlsplit, urlunsplit
 
 import requests
 from helm.benchmark.model_deployment_registry import (
@@ -43,6 +43,7 @@ from helm_mtsamples_ext import names
 from helm_mtsamples_ext.helm_compat import endpoint_tokenizer_name
 from helm_mtsamples_ext.judges.deadline import whole_call_http_client
 from helm_mtsamples_ext.judges.formats import JudgeResponseFormat, json_object_format
+from helm_mtsamples_ext.masking import is_key
 
 API_KEY_ENV = "JUDGE_API_KEY"
 API_KEY_CREDENTIAL = "judgeApiKey"
@@ -87,7 +88,22 @@ _REGISTRY_LOCK = threading.Lock()
 
 
 def normalise_base_url(base_url: str) -> str:
-    return base_url.strip().rstrip("/")
+    """The endpoint's identity (its key and cache shard are found by it): its query, if any, included."""
+    root, query = split_query(base_url)
+    return f"{root}?{urlencode(query)}" if query else root
+
+
+def split_query(base_url: str) -> tuple[str, dict[str, str]]:
+    """The API root without its query (routes go after its path) and the query, sent on every request."""
+    parts = urlsplit(base_url.strip())
+    root = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    return root, dict(parse_qsl(parts.query, keep_blank_values=True))
+
+
+def api_url(base_url: str, route: str) -> str:
+    """``route`` (``/models``) of the API at ``base_url``, with the base URL's query after it."""
+    root, query = split_query(base_url)
+    return f"{root}{route}" + (f"?{urlencode(query)}" if query else "")
 
 
 def bearer_headers(key: str | None) -> dict[str, str]:
@@ -113,15 +129,9 @@ def register_endpoint_deployment(base_url: str, model: str, timeout: float) -> s
     ``timeout`` (judge_timeout) bounds each read of the SDK's HTTP client.
     """
     name = endpoint_deployment_name(base_url, model)
-    spec = ClientSpec(
-        class_name=ENDPOINT_CLIENT_CLASS,
-        args={
-            "base_url": normalise_base_url(base_url),
-            "openai_model_name": model,
-            "timeout": float(timeout),
-            "max_retries": 0,
-        },
-    )
+    root, query = split_query(base_url)  # the query goes to the SDK (HELM's client hands it unknown arguments)
+    args: dict[str, Any] = {"base_url": root, "openai_model_name": model, "timeout": float(timeout), "max_retries": 0}
+    spec = ClientSpec(class_name=ENDPOINT_CLIENT_CLASS, args={**args, "default_query": query} if query else args)
     deployment = ModelDeployment(name=name, client_spec=spec, model_name=name, tokenizer_name=endpoint_tokenizer_name())
     with _REGISTRY_LOCK:
         if name not in MODEL_NAME_TO_MODEL_METADATA:
@@ -192,9 +202,9 @@ def credentials_with_keys(credentials: Mapping[str, Any], keys: Iterable[Endpoin
 
 
 def _is_secret(secret: str | None) -> bool:
-    # The placeholder is no secret; a key under 4 characters is not one either, and masking it would
-    # mangle every record.
-    return bool(secret) and secret != PLACEHOLDER_API_KEY and len(secret or "") >= 4
+    # The placeholder is no secret; a short key or an ordinary word is not one either (masking.key_problem), and
+    # masking it would mangle every record.
+    return bool(secret) and is_key(secret)
 
 
 def secrets_of(keys: Iterable[EndpointKey]) -> tuple[str, ...]:
@@ -253,8 +263,9 @@ def check_endpoint(base_url: str, key: str | None, timeout: float = CHECK_TIMEOU
     page or not JSON at all. Any JSON answer passes, even an error (some servers have no ``/models``, and a
     refused key is reported by the first call with the setting to fix)."""
     url = normalise_base_url(base_url)
+    models = api_url(base_url, "/models")
     try:
-        with requests.get(f"{url}/models", headers=bearer_headers(key), timeout=timeout, stream=True) as response:
+        with requests.get(models, headers=bearer_headers(key), timeout=timeout, stream=True) as response:
             head = response.raw.read(4096, decode_content=True) if response.raw is not None else b""
             content_type = response.headers.get("Content-Type", "")
             status = response.status_code

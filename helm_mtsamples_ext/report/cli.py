@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from helm_mtsamples_ext.masking import machine_keys, mask_table
+from helm_mtsamples_ext.outside_text import encodable_table, terminal
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
@@ -103,9 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if done is None:
         return 1
     tables, out = done
-    print(terminal_leaderboard(tables["leaderboard"]))
-    print("\n" + "\n".join(audit_lines(tables)))
-    print(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)")
+    print(terminal(terminal_leaderboard(tables["leaderboard"])))
+    print(terminal("\n" + "\n".join(audit_lines(tables))))
+    print(terminal(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)"))
     return 0
 
 
@@ -117,6 +118,12 @@ def _report(
     progress.step("reading the suite")
     data = load_suite(suite_dir)
     data.instances = mask_table(data.instances, machine_keys())  # keys recorded by older releases stay off the page
+    data.instances, replaced = encodable_table(data.instances)
+    if replaced:
+        progress.say(
+            f"warning: {replaced} character(s) no file can hold (lone surrogates, control characters) in the suite's "
+            f"records replaced by U+FFFD"
+        )
     for problem in data.problems:
         progress.say(f"warning: run skipped, {problem}")
     if data.instances.empty:

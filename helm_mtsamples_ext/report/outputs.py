@@ -7,11 +7,14 @@ analyses; the notes' texts go to the review page alone.
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pandas as pd
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext.atomic import whole_directory
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cells import write_csv
 from helm_mtsamples_ext.report.cost import cost_markdown
@@ -25,6 +28,11 @@ from helm_mtsamples_ext.report.tables import audit_lines
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
 FIGURE_NAME = "leaderboard.png"
+TABLES = ("instances", "leaderboard", "pairwise", "by_specialty", "judge_self_preference", "judge_audit",
+          "judge_versions", "judge_human_agreement")  # fmt: skip
+REPORT_FILES = (*(f"{t}.csv" for t in TABLES), "instances.parquet", FIGURE_NAME, "report.html", "report.md")
+"""Every file the report may write: one this report does not write is not carried over from the previous one."""
+PAUSE_ENV = "HELM_MTSAMPLES_REPORT_PAUSE"
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
@@ -41,12 +49,39 @@ def write_report(
     sample: RatingRound = EVERY_ANSWER,
     progress: ReportProgress | None = None,
 ) -> None:
-    """Every file of the report directory ``out`` (created if missing); judge_audit.csv only for a suite with
-    control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always. ``progress``
-    is told each step."""
-    step = progress.step if progress is not None else (lambda name: None)
+    """Every file of the report directory ``out`` (created if missing), the set replaced whole (atomic.py): a
+    report that fails or is killed leaves the previous set as it was. judge_audit.csv only for a suite with
+    control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always.
+    ``progress`` is told each step."""
+    with whole_directory(out, REPORT_FILES) as new:
+        _write_files(tables, new, suite, problems, settings_text, sample, progress)
+
+
+def _pause_for_tests(step: str) -> None:
+    """``PAUSE_ENV`` = ``<step>:<fifo>``: at that step, say its name into the FIFO and stop (SIGSTOP), so a test
+    kills the report (kill -9) at a known point without timing anything."""
+    wanted, _, fifo = os.environ.get(PAUSE_ENV, "").partition(":")
+    if wanted == step and fifo:
+        with open(fifo, "w", encoding="utf-8") as said:
+            said.write(step + "\n")
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _write_files(
+    tables: dict[str, pd.DataFrame],
+    out: Path,
+    suite: str,
+    problems: list[str],
+    settings_text: str,
+    sample: RatingRound,
+    progress: ReportProgress | None,
+) -> None:
+    def step(name: str) -> None:
+        if progress is not None:
+            progress.step(name)
+        _pause_for_tests(name)
+
     step("CSV tables")
-    out.mkdir(parents=True, exist_ok=True)
     instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
     write_csv(instances, out / "instances.csv")
     try:
@@ -78,3 +113,4 @@ def write_report(
         cost_markdown(tables["leaderboard"]),
     )
     (out / "report.md").write_text(report, encoding="utf-8")
+    _pause_for_tests("written")

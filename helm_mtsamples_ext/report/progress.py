@@ -14,6 +14,8 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from helm_mtsamples_ext.outside_text import terminal
+
 SHOW_AFTER = 3.0
 """Seconds a report runs before its bar shows: "more than a few seconds"."""
 
@@ -49,7 +51,7 @@ class ReportProgress:
     def say(self, line: str) -> None:
         """A warning or error on stderr, above the bar if it shows (tqdm.write), never through it. Not through
         tqdm.write while the bar is hidden: it would redraw the bar before its delay."""
-        bar = self._bar
+        bar, line = self._bar, terminal(line)
         if not bar.disable and bar.last_print_t >= bar.start_t + bar.delay:  # shown (tqdm's own test, in close)
             bar.write(line, file=self._stream)
         else:

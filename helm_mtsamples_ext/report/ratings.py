@@ -10,7 +10,9 @@ written in ASCII digits (``²``, ``4.0``, ``4.9999999999999999`` are refused, ne
 a file over ``MAX_BYTES`` or one that is not a regular file (``/dev/zero``), and a rater rating one answer twice are
 errors, each one line naming the file (and line); a row whose run or note is not in the suite is not an error (a
 file may cover several suites) but is counted and named, never silently dropped. Rater names are one rater when
-equal after trimming and case-folding (``Dr Test`` and ``dr test``), shown as first written.
+equal after rater_names.py's folding (``Dr Test``, ``dr test``, full-width ``Ｄｒ Ｔｅｓｔ``, ``Dr\u200bTest``), shown
+as first written (format and control characters removed); names that only look alike (a Cyrillic ``е``) stay two
+raters and are named in a warning.
 
 The page's Export neutralises every cell a spreadsheet would run as a formula (``neutralise``); reading undoes it
 (``restore``), so a comment starting with ``=`` or ``-`` round-trips.
@@ -29,7 +31,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from helm_mtsamples_ext.outside_text import encodable_text
 from helm_mtsamples_ext.report.cells import restore
+from helm_mtsamples_ext.report.rater_names import lookalike_groups, rater_key, shown_name
 from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
 COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")
@@ -42,11 +46,6 @@ ANSWER = ["run", "instance_id"]
 MAX_BYTES = 10 * 1024 * 1024
 """The largest ratings file read (a round of a thousand rated answers with comments is well under 1 MB)."""
 _SCORE = re.compile(r"[0-9]+", re.ASCII)
-
-
-def rater_key(name: str) -> str:
-    """Who a rater is: the name trimmed, its inner spaces collapsed, case-folded."""
-    return " ".join(name.split()).casefold()
 
 
 class RatingsError(Exception):
@@ -119,11 +118,11 @@ def read_file(path: Path) -> pd.DataFrame:
             where = f"{path}:{reader.line_num}"
             record = {k: restore(v) if isinstance(v, str) else "" for k, v in raw.items() if k is not None}
             row: dict[str, object] = {c: (record.get(c) or "").strip() for c in ("run", "instance_id", "model")}
-            row["rater"] = " ".join((record.get("rater") or "").split())
+            row["rater"] = shown_name(record.get("rater") or "")
             if not row["rater"]:
                 raise RatingsError(f"{where}: the rater is empty; every rating names its rater")
             row.update({dim: _score(record.get(dim) or "", where, dim) for dim in DIMENSIONS})
-            row["comment"] = record.get("comment") or ""
+            row["comment"] = encodable_text(record.get("comment") or "")  # a NUL or an escape is no comment
             row["source"] = where
             rows.append(row)
     except csv.Error as error:
@@ -178,6 +177,10 @@ def match(ratings: pd.DataFrame, instances: pd.DataFrame) -> Matched:
 def suite_ratings(paths: Sequence[Path], instances: pd.DataFrame, suite: str) -> pd.DataFrame:
     """The ratings of this suite's answers; rows that match none are named on stderr (RatingsError if none do)."""
     ratings = read_ratings(paths)
+    for group in lookalike_groups(ratings["rater"].unique()):
+        print(f"warning: raters {', '.join(ascii(name) for name in group)} look alike but are written differently: "
+              "counted as different raters; if they are one person, write the name the same way in every file",
+              file=sys.stderr)  # fmt: skip
     matched = match(ratings, instances)
     if matched.unmatched:
         print(f"warning: {len(matched.unmatched)} of {len(ratings)} rating rows match no run or note of suite "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helm_mtsamples_ext.outside_text import markdown, terminal
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
@@ -84,7 +85,7 @@ def terminal_leaderboard(board: pd.DataFrame) -> str:
 
 def markdown_table(table: pd.DataFrame) -> str:
     """A GitHub markdown table (pandas' to_markdown needs tabulate, which is not a dependency)."""
-    cells = table.astype(str).map(lambda text: text.replace("|", "\\|"))
+    cells = table.astype(str).map(lambda text: terminal(text).replace("<", "&lt;").replace("|", "\\|"))
     lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + "---|" * len(table.columns)]
     lines += ["| " + " | ".join(row) + " |" for row in cells.itertuples(index=False)]
     return "\n".join(lines)
@@ -248,7 +249,7 @@ def markdown_report(
     lines = [
         f"# MTSamples Procedures: suite `{suite}`",
         "",
-        *([f"> {line}  " for line in verdicts] + [""] if verdicts else []),
+        *([f"> {markdown(line)}  " for line in verdicts] + [""] if verdicts else []),
         f"{board['model'].nunique()} model(s), {n_panels} judge panel(s), "
         f"{int(board['n_notes'].max()) if len(board) else 0} notes at most per model. "
         "Results of different judge panels are reported apart and never averaged together.",
@@ -272,7 +273,7 @@ def markdown_report(
         lines += ["", *agreement_markdown(tables)]
     lines += ["", "## Reward by specialty", "", markdown_table(_specialty_display(tables["by_specialty"])), ""]
     if problems:
-        lines += ["## Runs that could not be read", ""] + [f"- {p}" for p in problems] + [""]
+        lines += ["## Runs that could not be read", ""] + [f"- {markdown(p)}" for p in problems] + [""]
     lines += [
         "## How these numbers are made",
         "",

@@ -162,14 +162,16 @@ def test_a_credentials_conf_without_a_url_map_still_resolves(tmp_path: Path, tex
 
 
 def test_secrets_worth_masking_are_longest_first_without_placeholders() -> None:
-    """EMPTY and keys under 4 characters are not secrets; the rest come longest first."""
+    """EMPTY, keys under 8 characters and ordinary words are not secrets; the rest come longest first."""
     keys = [
-        EndpointKey("u1", 1, "abcd", "JUDGE_API_KEY_1"),
+        EndpointKey("u1", 1, "abcd-123", "JUDGE_API_KEY_1"),
+        EndpointKey("u5", 5, "none", "JUDGE_API_KEY_5"),
+        EndpointKey("u6", 6, "changeme", "JUDGE_API_KEY_6"),
         EndpointKey("u2", 2, "abcd-long-key", "JUDGE_API_KEY_2"),
         EndpointKey("u3", 3, "EMPTY", "none (keyless)"),
         EndpointKey("u4", 4, "xyz", "JUDGE_API_KEY_4"),
     ]
-    assert secrets_of(keys) == ("abcd-long-key", "abcd")
+    assert secrets_of(keys) == ("abcd-long-key", "abcd-123")
 
 
 @pytest.mark.parametrize(
@@ -185,13 +187,14 @@ def test_secrets_worth_masking_are_longest_first_without_placeholders() -> None:
         ("twice k3y-9999 and k3y-9999", ["k3y-9999"], "twice *** and ***"),
         ("api_key=EMPTY", ("EMPTY",), "api_key=EMPTY"),
         ("HTTP 401 for key abc", ("abc",), "HTTP 401 for key abc"),
+        ("none of the none", ("none",), "none of the none"),
         ("nothing to hide", None, "nothing to hide"),
         ("nothing to hide", (), "nothing to hide"),
     ],
-    ids=["one", "several", "longer-first", "every-occurrence", "placeholder", "short-key", "none", "empty"],
+    ids=["one", "several", "longer-first", "every-occurrence", "placeholder", "short-key", "word", "none", "empty"],
 )
 def test_scrub_masks_every_secret_and_nothing_else(text: str, secrets: Any, expected: str) -> None:
-    """Every occurrence of every secret is masked whole; EMPTY and keys under 4 characters are left alone."""
+    """Every occurrence of every secret is masked whole; EMPTY, keys under 8 characters and words are left alone."""
     assert scrub(text, secrets) == expected
 
 

@@ -34,6 +34,7 @@ from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.suite_progress import suite_position
 from helm_mtsamples_ext.panel import panel_from_args
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
@@ -113,7 +114,8 @@ class JudgeAnnotator(Annotator):
     def annotate_all(self, request_states: list[RequestState]) -> list[dict[str, Any]]:
         """Every note of the run, in HELM's shape for ``use_global_metric``: ``{name: record}`` per note."""
         failures = self._batch_first_turns(request_states) if self.args.judge_batch else {}
-        with progress_bar(len(request_states)) as bar:
+        judges = "+".join(judge.name for judge in self._judges)
+        with progress_bar(len(request_states), judges, suite_position()) as bar:
             records = self._judge_notes(request_states, bar, failures)
         return [{self.name: record} for record in records]
 

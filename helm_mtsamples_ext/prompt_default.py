@@ -71,6 +71,6 @@ def with_stored_prompt_style(spec: RunSpec, command: BuildingCommand, named: boo
         return spec
     annotators = [
         dataclasses.replace(a, args={**a.args, "judge_prompt": style}) if "judge_prompt" in a.args else a
-        for a in spec.annotators
+        for a in spec.annotators or []
     ]
     return dataclasses.replace(spec, annotators=annotators)

@@ -124,7 +124,11 @@ class JudgeAnnotator(Annotator):
     ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = [{} for _ in states]
         calls = partial(self._calls, states, failures or {})
-        judged = self._fanout.run(range(len(states)), calls, ticker(bar, self._caller.gates))
+        names: dict[str, list[str]] = {}
+        for judge in self._judges:
+            names.setdefault(judge.endpoint, []).append(judge.name)
+        tick = ticker(bar, self._caller.gates, {endpoint: "+".join(n) for endpoint, n in names.items()})
+        judged = self._fanout.run(range(len(states)), calls, tick)
         for i, outcomes in judged:
             record = note_record(str(states[i].instance.id), self._judges, outcomes, self._scrub)
             # The model under test's maker, for self-preference: HELM's registry (prod_env/ too) is loaded only now.

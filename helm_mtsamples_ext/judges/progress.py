@@ -28,10 +28,16 @@ class JudgingBar(tqdm):
     started: float
     tally: SuiteTally
     judged: int = 0  # counted here too: a disabled bar (TQDM_DISABLE) counts nothing
+    status: str = ""  # the endpoints holding calls back, as the ticker last saw them
 
     def update(self, n: float | None = 1) -> bool | None:
         self.judged += int(n or 0)
+        if not self.disable:  # the suite's count moves with the run's, never a note behind
+            self.set_postfix_str(self.postfix_line(), refresh=False)
         return super().update(n)
+
+    def postfix_line(self) -> str:
+        return "; ".join(part for part in (self.suite_line(), self.status) if part)
 
     def suite_line(self) -> str:
         return self.tally.line(self.position, self.judged, int(self.total or 0), time.monotonic() - self.started)
@@ -64,9 +70,13 @@ def progress_bar(
     return bar
 
 
-def ticker(bar: tqdm | None, gates: Callable[[], dict[str, EndpointGate]]) -> Callable[[], None]:
+def ticker(
+    bar: tqdm | None, gates: Callable[[], dict[str, EndpointGate]], names: dict[str, str] | None = None
+) -> Callable[[], None]:
     """Refreshes the bar's note: the suite's notes and time left, and endpoints that hold calls back (a 429's
-    wait, a lowered limit). Nothing to do for a disabled bar (TQDM_DISABLE) or none."""
+    wait, a lowered limit), each by ``names`` (its judges' names) where given, not its internal deployment name.
+    Nothing to do for a disabled bar (TQDM_DISABLE) or none."""
+    names = names or {}
 
     shown = [0.0]
 
@@ -75,13 +85,21 @@ def ticker(bar: tqdm | None, gates: Callable[[], dict[str, EndpointGate]]) -> Ca
             return
         now = time.monotonic()
         waits = [
-            EndpointWait(endpoint, gate.blocked_until - now, gate.limit, gate.max_concurrency, gate.capacity_source)
+            EndpointWait(
+                names.get(endpoint, endpoint),
+                gate.blocked_until - now,
+                gate.limit,
+                gate.max_concurrency,
+                gate.capacity_source,
+            )
             for endpoint, gate in gates().items()
         ]
         due = now - shown[0] >= bar.mininterval
         shown[0] = now if due else shown[0]
-        parts = [bar.suite_line()] if isinstance(bar, JudgingBar) else []
-        parts += [status] if (status := status_line(waits)) else []
-        bar.set_postfix_str("; ".join(parts), refresh=due)
+        if isinstance(bar, JudgingBar):
+            bar.status = status_line(waits)
+            bar.set_postfix_str(bar.postfix_line(), refresh=due)
+        else:
+            bar.set_postfix_str(status_line(waits), refresh=due)
 
     return tick

@@ -118,3 +118,19 @@ def test_with_tqdm_disabled_the_bar_and_its_ticker_do_nothing_and_do_not_fail() 
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["True", "2"] and "Judging" not in done.stderr
+
+
+def test_an_endpoint_is_named_by_its_judges_not_its_deployment() -> None:
+    gate = EndpointGate(max_concurrency=4)
+    gate.limit = 2
+    with progress_bar(1, "smollm2-135m", SuitePosition(1, 1), SuiteTally()) as bar:
+        bar.fp = io.StringIO()
+        ticker(bar, lambda: {"mtsjudge-3ef139a5": gate}, {"mtsjudge-3ef139a5": "smollm2-135m"})()
+        assert "smollm2-135m at 2/4 calls" in bar.postfix and "mtsjudge" not in bar.postfix
+
+
+def test_the_suite_count_moves_with_each_note_not_only_at_a_tick() -> None:
+    with progress_bar(2, "a", SuitePosition(2, 2), SuiteTally(notes=2, seconds=4.0, suite_runs=2)) as bar:
+        bar.fp = io.StringIO()
+        bar.update(2)
+        assert bar.postfix.startswith("4/4 notes of the suite judged")

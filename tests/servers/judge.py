@@ -27,7 +27,8 @@ Behaviours:
   copycat       SmolLM2-135M behind llama-cpp-python's server: HTTP 500 to json_schema (as schema_refuser); with
                 json_object or none, the verdict object with each explanation copied from the prompt's format
                 line where it shows one (``"explanation": "<...>"``), and in words of its own where the prompt
-                shows none (the ``prefix`` style describes the format in words)
+                shows none (the ``prefix`` style describes the format in words); its scores come from the note
+                alone, never the answer, so it cannot tell the clinician's plan from another patient's
   cut_off       with max_tokens below ``cut_below`` the verdict cut off mid-number (finish_reason "length");
                 with more, the whole verdict
   repairable    prose without JSON, until a repair turn (a second user message) asks again: then valid
@@ -146,6 +147,7 @@ PLANTED_FORMS = (
     f"{PLAN_TEXT} <think>",
     f"{PLAN_TEXT}\n</think> {PLANTED}",
 )
+_NOTE = re.compile(r"<operative_note-([0-9a-f]+)>\n(.*?)\n</operative_note-\1>", re.DOTALL)
 _FORMAT_SLOT = re.compile(r'"explanation": "(<[^"]*)"')  # a format line's explanation slot, placeholder and all
 _AUTHORED = re.compile(r"Plan (\d+) by (\S+):")
 _CANDIDATE = re.compile(r"<candidate_plan-([0-9a-f]+)>\n(.*?)\n</candidate_plan-\1>", re.DOTALL)
@@ -510,6 +512,8 @@ class JudgeServer:
         if request.response_format == "json_schema":
             return Reply(500, "1 validation error: response_format.type Input should be 'text' or 'json_object' "
                          "[type=literal_error, input_value='json_schema']")  # fmt: skip
+        note = _NOTE.search(request.prompt)
+        scores = hashed_scores(request.model, note.group(2) if note else request.prompt)  # blind to the answer
         slots = _FORMAT_SLOT.findall(request.prompt)
         if not slots:
             return Reply(200, verdict_json(scores, request.prompt))

@@ -128,10 +128,10 @@ def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, t
             timeout=900,
             check=False,
         )
-        answered = [r for r in judge.requests if r.model == served and r.response_format != "json_schema"]
+        refused = "json_schema" if behaviour == "copycat" else None  # llama-cpp-python's 500 to json_schema
+        answered = [r for r in judge.requests if r.model == served and r.response_format != refused]
         most_at_once = judge.max_served_at_once
     output = proc.stdout + proc.stderr
-    (tmp_path.parent / "quickstart_stderr.txt").write_text(proc.stderr)
     assert proc.returncode == 0, output[-4000:]
     assert len(answered) == 5 * 10, "each of the five runs judged its ten notes once"
     assert most_at_once == 1

@@ -37,6 +37,7 @@ from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.outside_text import encodable, encodable_text
+from helm_mtsamples_ext.judges.suite_progress import suite_position
 from helm_mtsamples_ext.panel import panel_from_args
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
@@ -149,7 +150,8 @@ class JudgeAnnotator(Annotator):
         for state in request_states:
             make_encodable(state)
         failures = self._batch_first_turns(request_states) if self.args.judge_batch else {}
-        with progress_bar(len(request_states)) as bar:
+        judges = "+".join(judge.name for judge in self._judges)
+        with progress_bar(len(request_states), judges, suite_position()) as bar:
             records = self._judge_notes(request_states, bar, failures)
         return [{self.name: record} for record in records]
 
@@ -158,7 +160,11 @@ class JudgeAnnotator(Annotator):
     ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = [{} for _ in states]
         calls = partial(self._calls, states, failures or {})
-        judged = self._fanout.run(range(len(states)), calls, ticker(bar, self._caller.gates))
+        names: dict[str, list[str]] = {}
+        for judge in self._judges:
+            names.setdefault(judge.endpoint, []).append(judge.name)
+        tick = ticker(bar, self._caller.gates, {endpoint: "+".join(n) for endpoint, n in names.items()})
+        judged = self._fanout.run(range(len(states)), calls, tick)
         for i, outcomes in judged:
             record = note_record(str(states[i].instance.id), self._judges, outcomes, self._scrub)
             # The model under test's maker, for self-preference: HELM's registry (prod_env/ too) is loaded only now.

@@ -46,6 +46,8 @@ class BuildingCommand:
     local_path: str = "prod_env"
     server_url: str | None = None
     in_helm_run: bool = False
+    output_path: str = "benchmark_output"  # helm-run's -o, where a suite's earlier runs are
+    suite: str | None = None
 
 
 def building_command(frame: FrameType | None = None) -> BuildingCommand:
@@ -73,6 +75,8 @@ def building_command(frame: FrameType | None = None) -> BuildingCommand:
         local_path=str(getattr(args, "local_path", None) or "prod_env"),
         server_url=getattr(args, "server_url", None) or None,
         in_helm_run=True,
+        output_path=str(getattr(args, "output_path", None) or "benchmark_output"),
+        suite=getattr(args, "suite", None) or None,
     )
 
 

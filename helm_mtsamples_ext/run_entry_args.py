@@ -115,7 +115,7 @@ class RunEntryArgs:
     judge_base_url: str | None = None
     judge_family: str | None = None
     use_think: bool = False
-    judge_prompt: str = "ours"
+    judge_prompt: str = "prefix"  # a suite that stored another keeps it on a re-run (prompt_default.py)
     judge_timeout: float = 120.0
     judge_structured: str = "auto"
     judge_max_wait: float = 900.0

@@ -4,7 +4,8 @@ Building a RunSpec is pure bookkeeping: it never contacts or checks a judge (so 
 works with no credentials) and never reads an environment variable (the scenario and the annotator
 read theirs when they load). The adapter is HELM's, unchanged, so numbers compare with MedHELM's.
 Only `run_entry`, what helm-run calls, also checks the model under test (model_check.py), contacting nothing:
-that HELM knows it, and outside --dry-run that its client can be built with helm-run's credentials.
+that HELM knows it, and outside --dry-run that its client can be built with helm-run's credentials; and reads
+the suite's stored run_spec.json for the judge prompt style it was judged with (prompt_default.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from helm_mtsamples_ext.helm_compat import find_model_deployment
 from helm_mtsamples_ext.model_check import building_command, check_model_under_test
 from helm_mtsamples_ext.outside_text import terminal
 from helm_mtsamples_ext.panel import JudgeSpec
+from helm_mtsamples_ext.prompt_default import with_stored_prompt_style
 from helm_mtsamples_ext.record import RESERVED_KEYS
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
@@ -254,10 +256,12 @@ def run_entry(**raw_args: Any) -> RunSpec:
     """What ``helm-run`` calls for ``mtsamples_procedures``: the spec, or, for a bad argument, exactly one line
         on stderr and exit status 1. HELM would print a ~25-line traceback around the ValueError; SystemExit is
         the one exception its command line lets through without one. The model under test (``model=``, which HELM keeps
-    from us) is checked here too (model_check.py): HELM must know it and, for a real run, have its key."""
+    from us) is checked here too (model_check.py): HELM must know it and, for a real run, have its key. A run entry
+    without judge_prompt keeps the style its suite's earlier run of that name stored (prompt_default.py)."""
     try:
         spec = get_mtsamples_procedures_spec(**raw_args)
-        check_model_under_test(building_command())
-        return spec
+        command = building_command()
+        check_model_under_test(command)
+        return with_stored_prompt_style(spec, command, named="judge_prompt" in raw_args)
     except ValueError as e:
         raise SystemExit(f"{RUN_ENTRY_NAME}: {e}") from None

@@ -576,7 +576,7 @@ def test_the_progress_bar_counts_notes_judged(tmp_path: Path, capsys: pytest.Cap
     with JudgeServer({"a": "steady"}) as server:
         make_annotator(tmp_path, judge_specs(server, ["a"])).annotate_all(notes(3))
     err = capsys.readouterr().err
-    assert "Judging notes" in err and "3/3" in err
+    assert "Judging run 1 of 1 (a): 3/3 notes of this run" in err
 
 
 # ---------------------------------------------------------------- defaults and set-up

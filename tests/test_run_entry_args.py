@@ -32,7 +32,7 @@ def test_parsing_the_defaults_as_text_gives_the_defaults() -> None:
 
 def test_earlier_runs_annotator_arguments_are_stored_as_before() -> None:
     """The first release stored judge_prompt, use_think and judge_timeout; later arguments only off their default."""
-    assert RunEntryArgs().annotator_args() == {"judge_prompt": "ours", "use_think": False, "judge_timeout": 120.0}
+    assert RunEntryArgs().annotator_args() == {"judge_prompt": "prefix", "use_think": False, "judge_timeout": 120.0}
     assert RunEntryArgs(judge_max_wait=60.0).annotator_args()["judge_max_wait"] == 60.0
     assert RunEntryArgs().metric_args() == {}
 

@@ -11,11 +11,13 @@ import re
 from string import Template
 
 from helm_mtsamples_ext.judges.explanations import MIN_EXPLANATION_WORDS, NOT_OWN_WORDS, explanation_problem
+from helm_mtsamples_ext.judges.prefix_prompt import build_prefix_prompt
 from helm_mtsamples_ext.rubric import QUESTIONS
 
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
 
-PROMPT_STYLES: tuple[str, ...] = ("ours", "helm")
+PROMPT_STYLES: tuple[str, ...] = ("ours", "helm", "prefix")
+"""``prefix`` (prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay for runs that stored them."""
 
 
 # ---------------------------------------------------------------- think blocks
@@ -114,7 +116,10 @@ _HELM_TAGS = re.compile(r"<(/?)(user_request|response|gold_response)>")
 
 
 def build_prompt(note: str, answer: str, reference: str, style: str = "ours") -> str:
-    """The judge prompt; ``style="helm"`` is HELM's own MTSamples Procedures template, filled as HELM fills it."""
+    """The judge prompt; ``style="helm"`` is HELM's own MTSamples Procedures template, filled as HELM fills it,
+    ``style="prefix"`` the layout for prefix caches (prefix_prompt.py)."""
+    if style == "prefix":
+        return build_prefix_prompt(note, answer, reference)
     if style == "helm":
         # Imported at call time so HELM's template is used as installed, never a stale copy.
         from helm.benchmark.annotation.mtsamples_procedures_annotator import PROMPT_TEMPLATE

@@ -146,12 +146,16 @@ def _audit_one(wide: pd.DataFrame, settings: BootstrapSettings) -> dict[str, flo
 def judge_audit(instances: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
     """One row per (panel, extraction, judge) that has control runs, the panel's own row first; empty if none."""
     rewards = control_rewards(instances)
+    kinds = instances["model"].map(control_kind)
+    controls = instances.loc[kinds != ""].assign(control=kinds[kinds != ""])
+    ran = {key: frozenset(group["control"]) for key, group in controls.groupby(AUDIT_KEYS, sort=False)}
     judge_order = {name: k for k, name in enumerate([PANEL, *dict.fromkeys(instances["judge"])])}
     rows = []
     for (panel, extraction, judge), group in rewards.groupby([*AUDIT_KEYS, "judge"], sort=False):
         wide = group.pivot_table(index="note_id", columns="control", values="reward", aggfunc="mean")
         row = {"panel": panel, "extraction": extraction, "judge": judge, **_audit_one(wide, settings)}
-        rows.append({**row, "verdict": verdict(row, name="the panel" if judge == PANEL else str(judge))})
+        name = "the panel" if judge == PANEL else str(judge)
+        rows.append({**row, "verdict": verdict(row, name, ran.get((panel, extraction)))})
     table = pd.DataFrame(rows, columns=COLUMNS)
     order = table["judge"].map(judge_order)
     return table.assign(_order=order).sort_values([*AUDIT_KEYS, "_order"]).drop(columns="_order").reset_index(drop=True)
@@ -169,6 +173,14 @@ def shown_blind(row: Mapping[str, object]) -> bool:
     if float(value) >= AUROC_BLIND and not unshown:  # type: ignore[arg-type]
         return False
     return _too_few(row, "n_discrimination") is None or str(row.get("verdict", "")).endswith("no information")
+
+
+def _holds_coin_toss(row: Mapping[str, object]) -> bool:
+    """The AUROC has an interval and it reaches down to a coin toss."""
+    low, high = row.get("auroc_ci_low"), row.get("auroc_ci_high")
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return False
+    return float(low) <= COIN_TOSS  # type: ignore[arg-type]
 
 
 def delta_text(value: float, low: float, high: float, signed: bool = True) -> str:
@@ -207,17 +219,34 @@ _DELTA_VERDICTS = (
 )  # fmt: skip
 
 
-def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
+def _not_measured(row: Mapping[str, object], what: str, control: str, ran: frozenset[str] | None, name: str) -> str:
+    """Why a check has no number: a control run missing from the suite, or one whose notes ``name`` scored none of
+    (said by the control's name), or no note scored in both."""
+    needed = (REFERENCE, control)
+    missing = [kind for kind in needed if ran is not None and kind not in ran]
+    if ran is None or missing:
+        return f"{what} not measured (needs reference and {control} runs)"
+    unscored = [kind for kind in needed if pd.isna(row.get(f"reward_{kind}", np.nan))]
+    if unscored:
+        runs = " and ".join(f"mtsamples-control/{kind}" for kind in unscored)
+        return f"{what} not measured: {name} scored no note of {runs}"
+    return f"{what} not measured: {name} scored no note in both mtsamples-control/{REFERENCE} and {control}"
+
+
+def verdict(row: Mapping[str, object], name: str = "the judge", ran: frozenset[str] | None = None) -> str:
     """A plain sentence per check, from the AUROC with its 95% interval and the 95% intervals of the two deltas.
 
     Discrimination warns (shown_blind) below AUROC_BLIND and also when the interval reaches down to COIN_TOSS:
     a point estimate on few notes would call a blind judge discriminating, and an interval holding 0.5 has not
-    shown it tells the plans apart at all.
+    shown it tells the plans apart at all. Below MINIMUMS.notes_for_audit that interval is still said ("not
+    shown to tell"), a fact about the evidence, but no warning is given: too many decent judges would be named.
 
     A delta's words match its evidence: an interval above or below 0 shows an effect; one holding 0 shows none
     only when it lies within ±DELTA_MARGIN. A wider interval holding 0 decides nothing: "not swayed" or "does
     not notice" would be a finding the notes do not support. Fewer notes than `evidence.MINIMUMS` asks for give
     "too few notes (N) to tell", and a judge with one reward for every control answer gives "no information".
+    ``ran``: the control runs the suite holds for this panel, so a check with no number says which control
+    it lacks, or which one the judge scored no note of.
     """
     if row.get("constant_reward"):
         return str(constant(name, [0.0]))
@@ -225,7 +254,14 @@ def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
     (value,) = _floats(row, "auroc")
     short = _too_few(row, "n_discrimination")
     if np.isnan(value):
-        parts.append("discrimination not measured (needs reference and shuffled runs)")
+        parts.append(_not_measured(row, "discrimination", SHUFFLED, ran, name))
+    elif short and _holds_coin_toss(row):
+        low, high = _floats(row, "auroc_ci_low", "auroc_ci_high")
+        interval = delta_text(value, low, high, signed=False)
+        parts.append(
+            f"not shown to tell the clinician's plan from another patient's: AUROC {interval} holds 0.5 "
+            f"({int(row['n_discrimination'])} notes; a verdict needs {MINIMUMS.notes_for_audit})"  # type: ignore[call-overload]
+        )
     elif short:
         parts.append(f"discrimination: {short} (AUROC {value:.2f})")
     elif value < AUROC_BLIND:
@@ -242,7 +278,7 @@ def verdict(row: Mapping[str, object], name: str = "the judge") -> str:
         value, low, high = _floats(row, column, f"{check}_ci_low", f"{check}_ci_high")
         short = _too_few(row, f"n_{control}")
         if np.isnan(value):
-            parts.append(f"{check} not measured (needs reference and {control} runs)")
+            parts.append(_not_measured(row, check, control, ran, name))
         elif short:
             parts.append(f"{topic}: {short} ({delta_text(value, low, high)})")
         elif (np.isnan(low) or np.isnan(high)) and not pd.isna(row.get(f"n_{control}", np.nan)):

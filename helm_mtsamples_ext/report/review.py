@@ -24,6 +24,7 @@ import jinja2
 import markupsafe
 import pandas as pd
 
+from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.review_data import review_data, several_judges
 from helm_mtsamples_ext.rubric import DIMENSIONS, QUESTIONS
@@ -55,6 +56,19 @@ def _environment() -> jinja2.Environment:
     )
 
 
+def nothing_to_rate(instances: pd.DataFrame) -> str:
+    """Why the rating mode offers no answer: only answers of models under test that a judge scored are rated
+    (controls are known by construction; an unjudged answer has no verdict to compare a rating with)."""
+    models = instances.drop_duplicates(["run", "note_id"])
+    tested = models.loc[models["model"].map(control_kind) == ""]
+    if tested.empty:
+        return "the suite holds only control runs, and controls are not rated"
+    return (
+        f"no judge scored any of the {len(tested)} answers of the models under test "
+        "(see the judge failures in report.md); re-run helm-run to retry the failed calls"
+    )
+
+
 def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVERY_ANSWER) -> str:
     data = review_data(instances, sample)
     return (
@@ -71,6 +85,7 @@ def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVE
             dimensions=DIMENSIONS,
             rubric=QUESTIONS,
             n_rating=len(data["rating"]),
+            nothing_to_rate=nothing_to_rate(instances) if not data["rating"] else "",
             n_shared=sum(item[1] for item in data["rating"]),
             seed=sample.seed,
         )

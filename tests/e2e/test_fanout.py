@@ -37,7 +37,7 @@ def test_one_helm_thread_still_keeps_every_judge_call_of_the_run_in_flight(mirro
         assert judge.max_in_flight == 9
     states = request_states(run_dir(tmp_path / "benchmark_output", "fan"))
     assert [s["annotations"][P]["failed_judges"] for s in states] == [[], [], []]
-    assert "Judging notes" in output and "3/3" in output
+    assert "Judging run 1 of 1 (a+b+c): 3/3 notes of this run" in output
 
 
 def test_a_killed_run_run_again_makes_only_the_calls_never_answered(mirror: NoteMirror, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from helm.benchmark.presentation.run_entry import read_run_entries
 
+from helm_mtsamples_ext.judges.prefix_prompt import FIXED_PART
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from tests.e2e.helm_tools import BIN, P, user_env
 from tests.servers.judge import JudgeServer
@@ -67,7 +68,7 @@ def descriptions(monkeypatch: pytest.MonkeyPatch, judge: str | None) -> list[str
 def test_the_conf_fills_the_one_variable_into_each_run_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Read as HELM reads conf files (HOCON): the four controls and simple/model1, each with the README's judge."""
     judge = exported_judge()
-    assert judge == "judges=qwen2.5-7b-instruct,judge_base_url=http://127.0.0.1:8081/v1"
+    assert judge == "judges=smollm2-135m,judge_base_url=http://127.0.0.1:8081/v1"  # the model the README starts
     assert descriptions(monkeypatch, judge) == [f"{P}:model={m},max_unjudged=1,{judge}" for m in MODELS]
 
 
@@ -96,17 +97,25 @@ def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
 
 
 @pytest.mark.e2e
-def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, tmp_path: Path) -> None:
+@pytest.mark.parametrize("behaviour", ["copycat", "steady"])
+def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, tmp_path: Path, behaviour: str) -> None:
     """The README's commands, run by bash from a checkout (its run_specs/), with MTSAMPLES_JUDGE as the README
-    exports it but pointing at the loopback judge, which serves the README's model name and reads each answer.
-    No OpenAI key anywhere in the environment."""
+    exports it but pointing at a loopback judge serving the README's model name one call at a time, as
+    llama-cpp-python's server does. No OpenAI key anywhere in the environment.
+
+    ``copycat`` is the weak judge (SmolLM2-135M): it copies the prompt's format line into its verdicts where the
+    prompt shows one, and its scores ignore the answer; with the ``prefix`` prompt its verdicts are its own, so
+    the audit can say what is true of it. ``steady`` follows the format, and runs with TQDM_DISABLE=1 (the bar off,
+    which failed every run before)."""
     judge_arg = exported_judge()
     served = judge_arg.split(",")[0].removeprefix("judges=")
     _, commands = readme_blocks()
     shutil.copytree(REPO / "run_specs", tmp_path / "run_specs")
-    with JudgeServer({served: "steady"}, max_lifetime=900) as judge:
+    with JudgeServer({served: behaviour}, max_lifetime=900, one_at_a_time=0.01, owned_by="me") as judge:
+        extra = {"TQDM_DISABLE": "1"} if behaviour == "steady" else {}
         env = user_env(
             **mirror.env,
+            **extra,
             MTSAMPLES_JUDGE=judge_arg.replace("http://127.0.0.1:8081/v1", judge.base_url),
             PATH=f"{BIN}:{user_env().get('PATH', '')}",
         )
@@ -119,15 +128,32 @@ def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, t
             timeout=900,
             check=False,
         )
-        calls = judge.count(served)
+        refused = "json_schema" if behaviour == "copycat" else None  # llama-cpp-python's 500 to json_schema
+        answered = [r for r in judge.requests if r.model == served and r.response_format != refused]
+        most_at_once = judge.max_served_at_once
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
-    assert calls == 5 * 10, "each of the five runs judged its ten notes once"
+    assert len(answered) == 5 * 10, "each of the five runs judged its ten notes once"
+    assert most_at_once == 1
+    assert all(r.prompt.startswith(FIXED_PART) for r in answered), "a new suite gets the prefix prompt"
     runs = sorted(
         p.name for p in (tmp_path / "benchmark_output" / "runs" / "quickstart").iterdir() if p.name.startswith(P)
     )
     assert len(runs) == 5 and all(f"judges={served}" in name for name in runs)
-    board = pd.read_csv(tmp_path / "benchmark_output" / "mtsamples_report" / "quickstart" / "leaderboard.csv")
+    report = tmp_path / "benchmark_output" / "mtsamples_report" / "quickstart"
+    board = pd.read_csv(report / "leaderboard.csv")
     assert sorted(board["model"]) == sorted(MODELS) and board["panel_auroc"].notna().all()
+    judged = pd.read_csv(report / "instances.csv")
+    assert (judged["status"] == "ok").sum() == 50, "every verdict is the judge's own: none refused as copied"
     assert f"Judge panel {served}: " in proc.stdout, "the audit's verdict on the judge is printed"
+    assert "not measured" not in proc.stdout, "every control ran and was scored"
+    if behaviour == "copycat":
+        assert f"Judge panel {served}: not shown to tell the clinician's plan from another patient's: AUROC 0.50" in (
+            proc.stdout
+        )
+        assert f"Judging run 5 of 5 ({served}): 10/10 notes of this run, 50/50 notes of the suite judged" in (
+            proc.stderr
+        )
+    else:
+        assert "Judging run" not in proc.stderr
     assert (tmp_path / "benchmark_output" / "runs" / "quickstart" / "groups" / f"{P}.json").is_file()

@@ -44,7 +44,7 @@ def test_the_prompt_is_the_one_the_annotator_builds_from_the_same_state(tmp_path
         state["result"]["completions"][0]["text"],
         state["instance"]["references"][0]["output"]["text"],
     )
-    assert answer.prompt == prompt_of(same, RunEntryArgs())
+    assert answer.prompt == prompt_of(same, RunEntryArgs(judge_prompt="ours"))  # what the suite stored
     assert answer.untrusted == (state["result"]["completions"][0]["text"], state["instance"]["input"]["text"])
     assert answer.before["judge-one"]["accuracy"]["score"] == 5
 

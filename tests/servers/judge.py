@@ -26,6 +26,11 @@ Behaviours:
                 response_format it echoes the prompt's format line, as a 135M model does
   format_refuser  HTTP 400 to any response_format; a valid verdict without one
   echo          the prompt's own format line, placeholders and all, every time (temperature 0)
+  copycat       SmolLM2-135M behind llama-cpp-python's server: HTTP 500 to json_schema (as schema_refuser); with
+                json_object or none, the verdict object with each explanation copied from the prompt's format
+                line where it shows one (``"explanation": "<...>"``), and in words of its own where the prompt
+                shows none (the ``prefix`` style describes the format in words); its scores come from the note
+                alone, never the answer, so it cannot tell the clinician's plan from another patient's
   cut_off       with max_tokens below ``cut_below`` the verdict cut off mid-number (finish_reason "length");
                 with more, the whole verdict
   repairable    prose without JSON, until a repair turn (a second user message) asks again: then valid
@@ -124,6 +129,7 @@ BEHAVIOURS = (
     "schema_refuser",
     "format_refuser",
     "echo",
+    "copycat",
     "cut_off",
     "repairable",
     "parrot",
@@ -189,6 +195,8 @@ RETYPED_PLANTS = (
     json.dumps(json.loads(PLANTED), indent=4),  # over lines
     f"```json\n{PLANTED}\n```",  # fenced as code
 )
+_NOTE = re.compile(r"<operative_note-([0-9a-f]+)>\n(.*?)\n</operative_note-\1>", re.DOTALL)
+_FORMAT_SLOT = re.compile(r'"explanation": "(<[^"]*)"')  # a format line's explanation slot, placeholder and all
 _AUTHORED = re.compile(r"Plan (\d+) by (\S+):")
 _CANDIDATE = re.compile(r"<candidate_plan-([0-9a-f]+)>\n(.*?)\n</candidate_plan-\1>", re.DOTALL)
 
@@ -534,6 +542,8 @@ class JudgeServer:
             return Reply(200, verdict_json(scores, prompt))
         if kind == "echo":
             return Reply(200, ECHO)
+        if kind == "copycat":
+            return self._copycat(request, scores)
         if kind in ("parrot", "mangled"):
             return Reply(200, PARROT if kind == "parrot" else MANGLED)
         if kind == "cut_off":
@@ -548,6 +558,21 @@ class JudgeServer:
             return Reply(200, verdict_json(scores, prompt) if request.turns > 1 else "Let me think about this plan.")
         status, text = self._classic(behaviour, model, prompt, scores, authorization)
         return Reply(status, text)
+
+    def _copycat(self, request: RecordedRequest, scores: dict[str, int]) -> Reply:
+        if request.response_format == "json_schema":
+            return Reply(500, "1 validation error: response_format.type Input should be 'text' or 'json_object' "
+                         "[type=literal_error, input_value='json_schema']")  # fmt: skip
+        note = _NOTE.search(request.prompt)
+        scores = hashed_scores(request.model, note.group(2) if note else request.prompt)  # blind to the answer
+        slots = _FORMAT_SLOT.findall(request.prompt)
+        if not slots:
+            return Reply(200, verdict_json(scores, request.prompt))
+        copied = {
+            dim: {"score": scores[dim], "explanation": slots[min(i, len(slots) - 1)]}
+            for i, dim in enumerate(DIMENSIONS)
+        }
+        return Reply(200, json.dumps(copied))
 
     def _shapes(self, behaviour: Behaviour, request: RecordedRequest, scores: dict[str, int]) -> Reply | None:
         """Replies without text, the planting model, and the judges quoting its answer (module docstring)."""

@@ -1,0 +1,63 @@
+"""A run entry without judge_prompt: new suites get the ``prefix`` style, a stored suite keeps the style its runs
+stored (so a re-run replays HELM's cache), and the run's name never changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helm_mtsamples_ext.model_check import BuildingCommand
+from helm_mtsamples_ext.prompt_default import stored_prompt_style, with_stored_prompt_style
+from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
+
+ENTRY = {"judges": "a+b", "judge_base_url": "http://127.0.0.1:9/v1"}
+
+
+def store(out: Path, suite: str, run: str, style: object) -> None:
+    folder = out / "runs" / suite / run
+    folder.mkdir(parents=True)
+    spec = {"name": run, "annotators": [{"class_name": "x", "args": {"judge_prompt": style}}]}
+    (folder / "run_spec.json").write_text(json.dumps(spec))
+
+
+def styles(spec) -> list[str]:  # type: ignore[no-untyped-def]
+    return [a.args["judge_prompt"] for a in spec.annotators]
+
+
+def test_a_new_run_gets_the_prefix_style() -> None:
+    assert styles(get_mtsamples_procedures_spec(**ENTRY)) == ["prefix"]
+
+
+def test_a_suite_that_stored_ours_keeps_it_for_every_model_and_the_name_stays(tmp_path: Path) -> None:
+    spec = get_mtsamples_procedures_spec(**ENTRY)
+    store(tmp_path, "old", f"{spec.name},model=simple_model1", "ours")
+    command = BuildingCommand("openai/gpt-4o", output_path=str(tmp_path), suite="old", in_helm_run=True)
+    kept = with_stored_prompt_style(spec, command, named=False)
+    assert styles(kept) == ["ours"] and kept.name == spec.name
+    other = BuildingCommand("openai/gpt-4o", output_path=str(tmp_path), suite="new", in_helm_run=True)
+    assert styles(with_stored_prompt_style(spec, other, named=False)) == ["prefix"]
+
+
+def test_a_run_entry_that_names_the_style_gets_what_it_names(tmp_path: Path) -> None:
+    spec = get_mtsamples_procedures_spec(judge_prompt="prefix", **ENTRY)
+    store(tmp_path, "old", f"{spec.name},model=simple_model1", "ours")
+    command = BuildingCommand(None, output_path=str(tmp_path), suite="old", in_helm_run=True)
+    assert styles(with_stored_prompt_style(spec, command, named=True)) == ["prefix"]
+
+
+def test_only_runs_of_the_same_entry_count(tmp_path: Path) -> None:
+    """Another panel's run, or one of another argument, says nothing of this entry's style."""
+    base = "mtsamples_procedures:judges=a+b"
+    store(tmp_path, "s", "mtsamples_procedures:judges=c,model=simple_model1", "ours")
+    store(tmp_path, "s", f"{base},use_think=true,model=simple_model1", "helm")
+    assert stored_prompt_style(str(tmp_path), "s", base) is None
+    store(tmp_path, "s", f"{base},model=x_y,stop=hash", "helm")
+    assert stored_prompt_style(str(tmp_path), "s", base) == "helm"
+
+
+def test_an_unreadable_or_unknown_stored_style_is_ignored(tmp_path: Path) -> None:
+    base = "mtsamples_procedures:judges=a"
+    store(tmp_path, "s", f"{base},model=m1", "custom")
+    (tmp_path / "runs" / "s" / f"{base},model=m2").mkdir()
+    assert stored_prompt_style(str(tmp_path), "s", base) is None
+    assert stored_prompt_style(str(tmp_path / "missing"), "s", base) is None

@@ -1,4 +1,4 @@
-"""How often the report's verdicts are right, on simulated suites with known truth (tests/report/simulated_agreement.py).
+"""How often the report's verdicts are right, on simulated suites with known truth (tests/report/simulated_agreement).
 
 Two tables, each rate over --draws seeded suites, through the report's own functions:
 

@@ -36,8 +36,8 @@ from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.judges.suite_progress import suite_position
+from helm_mtsamples_ext.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.panel import panel_from_args
 from helm_mtsamples_ext.record import ANNOTATION_KEY
 from helm_mtsamples_ext.run_entry_args import RunEntryArgs

@@ -167,35 +167,3 @@ def require_chromium() -> None:
             "Debian's Chromium is needed for the browser check: `apt-get install -y chromium` "
             "(`.ci/run` installs it; see README, 'Run the tests')."
         )
-
-
-def register_loopback_model(prod_env: Path, base_url: str, served: str) -> str:
-    """A model at ``base_url`` as a user registers a local model in prod_env; its HELM name."""
-    name = f"loopback/{served}"
-    prod_env.mkdir(parents=True, exist_ok=True)
-    (prod_env / "model_metadata.yaml").write_text(
-        f"""model_metadata:
-  - name: {name}
-    display_name: Loopback {served}
-    description: A loopback model under test.
-    creator_organization_name: Loopback
-    access: open
-    release_date: 2024-01-01
-    tags: [TEXT_MODEL_TAG, FULL_FUNCTIONALITY_TEXT_MODEL_TAG]
-"""
-    )
-    (prod_env / "model_deployments.yaml").write_text(
-        f"""model_deployments:
-  - name: {name}
-    model_name: {name}
-    tokenizer_name: simple/tokenizer1
-    max_sequence_length: 1000000
-    client_spec:
-      class_name: "helm.clients.openai_client.OpenAIClient"
-      args:
-        base_url: "{base_url}"
-        openai_model_name: {served}
-        api_key: EMPTY
-"""
-    )
-    return name

@@ -6,7 +6,8 @@ run's run_spec.json; re-running that suite with the same command must send the s
 the cache with zero calls and keep its rewards. So a run entry without ``judge_prompt`` takes the value the
 suite's runs of the same run entry (any model under test) stored, when there are any: a suite compares its models
 on one prompt, and a model added to an old suite is judged as the others were. The run's name is unchanged either
-way (the argument stays out of it). A run entry that names ``judge_prompt`` gets what it names.
+way (the argument stays out of it). A run entry that names ``judge_prompt`` gets what it names, but for a
+suite that stored HELM's template unfenced (prompt.py's HELM_FENCED).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from helm.benchmark.run_expander import RUN_EXPANDERS
 from helm.benchmark.run_spec import RunSpec
 
-from helm_mtsamples_ext.judges.prompt import PROMPT_STYLES
+from helm_mtsamples_ext.judges.prompt import HELM_FENCED, STORED_STYLES
 from helm_mtsamples_ext.model_check import BuildingCommand
 
 __all__ = ["stored_prompt_style", "with_stored_prompt_style"]
@@ -56,17 +57,24 @@ def stored_prompt_style(output_path: str, suite: str, run_name: str) -> str | No
             styles = [a.get("args", {}).get("judge_prompt") for a in spec.get("annotators") or []]
         except (OSError, ValueError, AttributeError, TypeError):
             continue
-        known = [style for style in styles if style in PROMPT_STYLES]
+        known = [style for style in styles if style in STORED_STYLES]
         if known:
             return known[0]
     return None
 
 
 def with_stored_prompt_style(spec: RunSpec, command: BuildingCommand, named: bool) -> RunSpec:
-    """``spec`` with the judge prompt its suite stored for it, unless the run entry ``named`` one."""
-    if named or command.suite is None:
+    """``spec`` with the judge prompt its suite stored for it, unless the run entry ``named`` one; a named
+    ``judge_prompt=helm`` in a suite judged before HELM's template was fenced keeps the unfenced template it
+    stored (``helm``), so its re-run replays HELM's cache too."""
+    if command.suite is None:
         return spec
-    style = stored_prompt_style(command.output_path, command.suite, spec.name)
+    stored = stored_prompt_style(command.output_path, command.suite, spec.name)
+    if named:
+        fenced = any(a.args.get("judge_prompt") == HELM_FENCED for a in spec.annotators or [])
+        style = "helm" if fenced and stored == "helm" else None
+    else:
+        style = stored
     if style is None:
         return spec
     annotators = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from helm_mtsamples_ext.judges.formats import STRUCTURED_MODES
-from helm_mtsamples_ext.judges.prompt import PROMPT_STYLES
+from helm_mtsamples_ext.judges.prompt import HELM_FENCED, PROMPT_STYLES
 from helm_mtsamples_ext.sections import EXTRACTION_MODES
 
 
@@ -86,7 +86,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "judge_base_url": lambda v: v or None,
     "judge_family": lambda v: str(v or "").strip() or None,
     "use_think": lambda v: parse_bool(v, "use_think"),
-    "judge_prompt": lambda v: _choice(v, "judge_prompt", PROMPT_STYLES),
+    "judge_prompt": lambda v: HELM_FENCED if v == HELM_FENCED else _choice(v, "judge_prompt", PROMPT_STYLES),
     "judge_timeout": lambda v: _number(v, "judge_timeout", SECONDS),
     "judge_structured": lambda v: _choice(v, "judge_structured", STRUCTURED_MODES),
     "judge_max_wait": lambda v: _number(v, "judge_max_wait", SECONDS),
@@ -156,7 +156,10 @@ class RunEntryArgs:
 
     def annotator_args(self) -> dict[str, Any]:
         """The annotator's arguments but the panel, as run_spec.json stores them (see ANNOTATOR_IF_SET)."""
-        return {**{name: getattr(self, name) for name in ANNOTATOR_ALWAYS}, **self._off_default(ANNOTATOR_IF_SET)}
+        stored = {name: getattr(self, name) for name in ANNOTATOR_ALWAYS}
+        if stored["judge_prompt"] == "helm":  # the fenced template; a stored "helm" is the unfenced one (prompt.py)
+            stored["judge_prompt"] = HELM_FENCED
+        return {**stored, **self._off_default(ANNOTATOR_IF_SET)}
 
     def metric_args(self) -> dict[str, Any]:
         """The metric's arguments but the judge names: max_unjudged, when off its default."""

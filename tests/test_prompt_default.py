@@ -61,3 +61,34 @@ def test_an_unreadable_or_unknown_stored_style_is_ignored(tmp_path: Path) -> Non
     (tmp_path / "runs" / "s" / f"{base},model=m2").mkdir()
     assert stored_prompt_style(str(tmp_path), "s", base) is None
     assert stored_prompt_style(str(tmp_path / "missing"), "s", base) is None
+
+
+def test_judge_prompt_helm_is_stored_fenced_and_a_suite_judged_unfenced_keeps_its_bytes(tmp_path: Path) -> None:
+    """A new run of judge_prompt=helm stores the fenced template; a suite whose runs stored ``helm`` (judged before
+    the fence) keeps the unfenced one when re-run with the same command, so HELM's cache answers it. The name is
+    the same either way."""
+    spec = get_mtsamples_procedures_spec(judge_prompt="helm", **ENTRY)
+    assert styles(spec) == ["helm_fenced"] and "judge_prompt=helm" in spec.name
+    store(tmp_path, "old", f"{spec.name},model=simple_model1", "helm")
+    old = BuildingCommand(None, output_path=str(tmp_path), suite="old", in_helm_run=True)
+    kept = with_stored_prompt_style(spec, old, named=True)
+    assert styles(kept) == ["helm"] and kept.name == spec.name
+    new = BuildingCommand(None, output_path=str(tmp_path), suite="new", in_helm_run=True)
+    assert styles(with_stored_prompt_style(spec, new, named=True)) == ["helm_fenced"]
+    store(tmp_path, "fenced", f"{spec.name},model=simple_model1", "helm_fenced")
+    again = BuildingCommand(None, output_path=str(tmp_path), suite="fenced", in_helm_run=True)
+    assert styles(with_stored_prompt_style(spec, again, named=True)) == ["helm_fenced"]
+
+
+def test_a_run_entry_cannot_name_a_stored_style_that_is_not_offered() -> None:
+    """``helm_fenced`` is what run_spec.json stores; a run entry names ``helm``. The parser takes the stored value
+    back (the annotator and the report read it) without listing it as a choice."""
+    from helm_mtsamples_ext.run_entry_args import RunEntryArgs
+
+    assert RunEntryArgs.parse(judge_prompt="helm_fenced").judge_prompt == "helm_fenced"
+    try:
+        RunEntryArgs.parse(judge_prompt="fenced")
+    except ValueError as e:
+        assert "helm_fenced" not in str(e) and "ours, helm, prefix" in str(e)
+    else:
+        raise AssertionError("an unknown style was accepted")

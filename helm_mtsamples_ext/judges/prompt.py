@@ -17,7 +17,13 @@ from helm_mtsamples_ext.rubric import QUESTIONS
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
 
 PROMPT_STYLES: tuple[str, ...] = ("ours", "helm", "prefix")
-"""``prefix`` (prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay for runs that stored them."""
+"""What a run entry may name: ``prefix`` (prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay for
+runs that stored them."""
+HELM_FENCED = "helm_fenced"
+"""What run_spec.json stores for ``judge_prompt=helm`` since HELM's template has its block tags fenced. A stored
+``helm`` is the unfenced template exactly as HELM sends it: a suite judged with it keeps those bytes, which HELM's
+cache holds (prompt_default.py)."""
+STORED_STYLES: tuple[str, ...] = (*PROMPT_STYLES, HELM_FENCED)
 
 
 # ---------------------------------------------------------------- think blocks
@@ -116,11 +122,12 @@ _HELM_TAGS = re.compile(r"<(/?)(user_request|response|gold_response)>")
 
 
 def build_prompt(note: str, answer: str, reference: str, style: str = "ours") -> str:
-    """The judge prompt; ``style="helm"`` is HELM's own MTSamples Procedures template, filled as HELM fills it,
-    ``style="prefix"`` the layout for prefix caches (prefix_prompt.py)."""
+    """The judge prompt; ``style="helm_fenced"`` is HELM's own MTSamples Procedures template, filled as HELM fills
+    it, its block tags fenced (``"helm"``: unfenced, as suites judged before the fence stored it), ``style="prefix"``
+    the layout for prefix caches (prefix_prompt.py)."""
     if style == "prefix":
         return build_prefix_prompt(note, answer, reference)
-    if style == "helm":
+    if style in ("helm", HELM_FENCED):
         # Imported at call time so HELM's template is used as installed, never a stale copy.
         from helm.benchmark.annotation.mtsamples_procedures_annotator import PROMPT_TEMPLATE
 
@@ -129,12 +136,13 @@ def build_prompt(note: str, answer: str, reference: str, style: str = "ours") ->
             .replace("{RESPONSE}", "$RESPONSE")
             .replace("{GOLD_RESPONSE}", "$GOLD_RESPONSE")
         )
-        # Fenced as ours: each block's tags carry a marker no content holds, so an answer cannot close its
-        # <response> block and open a <gold_response> of its own ahead of the real one.
-        marker = _block_marker(note, answer, reference)
-        template = _HELM_TAGS.sub(lambda tag: f"<{tag.group(1)}{tag.group(2)}-{marker}>", template)
+        if style == HELM_FENCED:
+            # Fenced as ours: each block's tags carry a marker no content holds, so an answer cannot close its
+            # <response> block and open a <gold_response> of its own ahead of the real one.
+            marker = _block_marker(note, answer, reference)
+            template = _HELM_TAGS.sub(lambda tag: f"<{tag.group(1)}{tag.group(2)}-{marker}>", template)
         return Template(template).substitute(QUESTION=note, RESPONSE=answer, GOLD_RESPONSE=reference)
     if style != "ours":
-        raise ValueError(f"Unknown judge prompt style {style!r}; expected one of {PROMPT_STYLES}")
+        raise ValueError(f"Unknown judge prompt style {style!r}; expected one of {STORED_STYLES}")
     marker = _block_marker(note, answer, reference)
     return _OURS.format(marker=marker, note=note, answer=answer, reference=reference, questions=_QUESTIONS)

@@ -38,7 +38,7 @@ def test_a_control_that_ran_with_no_note_scored_is_named() -> None:
     said = panel_verdict({"reference": SCORED, "shuffled": LOW, "truncated": LOW, "padded": NONE})
     assert "verbosity not measured: the panel scored no note of mtsamples-control/padded" in said
     assert "needs reference and padded runs" not in said
-    assert "tells the clinician's plan from another patient's: AUROC 1.00" in said
+    assert "discrimination: too few notes (6) to tell (AUROC 1.00)" in said, "25 notes make a verdict (evidence.py)"
 
 
 def test_a_control_the_suite_lacks_is_still_asked_for() -> None:

@@ -43,6 +43,7 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig  # noqa: E
 from helm.common.general import parallel_map  # noqa: E402
 from helm.common.request import GeneratedOutput, Request, RequestResult  # noqa: E402
 
+from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
 from helm_mtsamples_ext.judges.endpoints import (  # noqa: E402
     credentials_with_keys,
@@ -120,7 +121,7 @@ def main() -> None:
     parser.add_argument("--judges", type=int, default=3)
     parser.add_argument("--latency", type=float, default=0.3, help="seconds the server takes per call")
     parser.add_argument("--num-threads", type=int, default=4)
-    args = parser.parse_args()
+    args = parse_args(parser, notes=4, judges=2, latency=0.02, num_threads=2)
 
     models = [f"judge{i}" for i in range(args.judges)]
     states = make_states(args.notes)

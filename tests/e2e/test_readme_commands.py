@@ -196,6 +196,11 @@ def prices_example() -> str:
     return prices
 
 
+def test_the_prices_file_the_docs_name_ships_as_shown() -> None:
+    """``--judge-prices prices.yaml`` names a file the docs show as a block and a clone holds as docs/prices.yaml."""
+    assert (REPO / "docs" / "prices.yaml").read_text(encoding="utf-8") == prices_example()
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("page", "index"), RUN_BLOCKS, ids=[f"{p}-line-{PAGE_BLOCKS[p][i].start_line}" for p, i in RUN_BLOCKS]

@@ -25,9 +25,11 @@ from helm.benchmark.annotation.model_as_judge import AnnotatorModelInfo  # noqa:
 from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesProceduresAnnotator  # noqa: E402
 from helm.benchmark.model_deployment_registry import ClientSpec, ModelDeployment, register_model_deployment  # noqa: E402
 
+from benchmarks import parse_args  # noqa: E402
 from benchmarks.bench_judges import fresh_auto_client, make_states  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
 from helm_mtsamples_ext.judges.call import JudgeAccessError  # noqa: E402
+from helm_mtsamples_ext.judges.exchange import quiet_client_errors  # noqa: E402
 from tests.servers.judge import Behaviour, JudgeServer  # noqa: E402
 
 FAULTS: dict[str, dict[str, Any]] = {
@@ -75,7 +77,8 @@ def helms(server: JudgeServer, timeout: float, cap: float) -> tuple[str, int, in
     def run() -> None:
         start = time.perf_counter()
         try:
-            annotator.annotate(make_states(1)[0])
+            with quiet_client_errors():  # HELM logs each client error with a traceback; its wall and calls count
+                annotator.annotate(make_states(1)[0])
         except Exception:  # HELM's annotator gives up by raising
             pass
         done.append(time.perf_counter() - start)
@@ -92,7 +95,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=5.0, help="judge_timeout (both sides)")
     parser.add_argument("--cap", type=float, default=240.0, help="seconds HELM's annotator gets per fault")
-    args = parser.parse_args()
+    args = parse_args(parser, notes=1, timeout=1.0, cap=5.0)
 
     rows: dict[str, list[Any]] = {}
     threads = []

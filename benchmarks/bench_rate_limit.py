@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 from helm.benchmark.annotation.model_as_judge import AnnotatorModelInfo  # noqa: E402
 from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesProceduresAnnotator  # noqa: E402
 
+from benchmarks import parse_args  # noqa: E402
 from benchmarks.bench_judges import fresh_auto_client, make_states, timed  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
 from helm_mtsamples_ext.judges.endpoints import (  # noqa: E402
@@ -113,7 +114,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=2.0, help="judge_timeout for the dead-judge run")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds a live judge takes per call")
     parser.add_argument("--skip-helm", action="store_true", help="only ours (HELM's built-in takes minutes)")
-    args = parser.parse_args()
+    args = parse_args(parser, notes=4, judges=2, limit=4, window=1.0, timeout=0.5, latency=0.01, skip_helm=True)
     start = time.perf_counter()
     rate_limited(args)
     dead_judge(args)

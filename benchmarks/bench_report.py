@@ -34,6 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext import data  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -162,13 +163,27 @@ def chromium_load(html: Path) -> tuple[float, float | None] | None:
     return seconds, None if mark is None else mark / 1000
 
 
-def text_held(html: Path) -> float:
+@dataclass(frozen=True)
+class Sizes:
+    """What a suite's report wrote (None: not written, or not readable)."""
+
+    md_kb: float | None
+    html_mb: float | None
+    text_mb: float | None
+
+
+def _size(value: float | None, width: int, digits: int) -> str:
+    """A table cell: the number, or "missing" when the file (or step) was not there."""
+    return f"{'missing':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
+def text_held(html: Path) -> float | None:
     """MB of text the page must hold: the UTF-8 bytes of every string in its embedded data, each counted once."""
     from tests.report.review_page import DATA_BLOCK  # the tests' reader of the page's data
 
     match = DATA_BLOCK.search(html.read_text())
     if not match:
-        return float("nan")
+        return None
     return sum(len(text.encode()) for text in json.loads(match.group(1))["strings"]) / 1e6
 
 
@@ -180,7 +195,7 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=2000, help="the report's --bootstrap (default 2000)")
     parser.add_argument("--keep", type=Path, help="build the suites here and keep them (default: a temp dir)")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium load")
-    args = parser.parse_args()
+    args = parse_args(parser, models=[1], bootstrap=100, no_browser=True)
 
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="bench_report_"))
     bin_dir = Path(sys.executable).parent
@@ -217,7 +232,13 @@ def main() -> None:
             html = out / "report.html"
             load = None if args.no_browser or not html.is_file() else chromium_load(html)
             md = out / "report.md"
-            rows.append((n, report, summarize, md, html, load))
+            # read now: the scratch folder is removed before the table is printed
+            sizes = Sizes(
+                md.stat().st_size / 1024 if md.is_file() else None,
+                html.stat().st_size / 1e6 if html.is_file() else None,
+                text_held(html) if html.is_file() else None,
+            )
+            rows.append((n, report, summarize, sizes, load))
     finally:
         if args.keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -229,31 +250,36 @@ def main() -> None:
     )
     print(header)
     seconds = {}
-    for n, report, summarize, md, html, load in rows:
+    for n, report, summarize, sizes, load in rows:
         seconds[n] = report.seconds
-        md_kb = md.stat().st_size / 1024 if md.is_file() else float("nan")
-        html_mb = html.stat().st_size / 1e6 if html.is_file() else float("nan")
         load_text = "n/a" if load is None else f"{load[0]:.2f}"
         first = "n/a" if load is None or load[1] is None else f"{load[1]:.2f}"
-        text_mb = text_held(html) if html.is_file() else float("nan")
         ratio = report.seconds / summarize.seconds
         failed = "" if report.returncode == 0 and summarize.returncode == 0 else "  (a command failed: see stderr)"
         print(
-            f"{n:>6}  {report.seconds:>8.1f}  {report.peak_rss_mib:>12.0f}  {md_kb:>12.1f}  {text_mb:>12.1f}  "
-            f"{html_mb:>14.1f}  {first:>14}  {load_text:>15}  {summarize.seconds:>16.1f}  {ratio:>5.2f}{failed}"
+            f"{n:>6}  {report.seconds:>8.1f}  {report.peak_rss_mib:>12.0f}  {_size(sizes.md_kb, 12, 1)}  "
+            f"{_size(sizes.text_mb, 12, 1)}  {_size(sizes.html_mb, 14, 1)}  {first:>14}  {load_text:>15}  "
+            f"{summarize.seconds:>16.1f}  {ratio:>5.2f}{failed}"
         )
     print("ratio: the report's time / helm-summarize's on the same suite")
     print("\nseconds per step of the report (progress.py's steps; start-up: Python, imports, printing):")
     names = list(dict.fromkeys(name for row in rows for name in row[1].steps))
     print("models  " + "  ".join(names))
     for n, report, *_ in rows:
-        print(f"{n:>6}  " + "  ".join(f"{report.steps.get(name, float('nan')):>{len(name)}.2f}" for name in names))
+        print(f"{n:>6}  " + "  ".join(_size(report.steps.get(name), len(name), 2) for name in names))
+    broken = [
+        n
+        for n, report, summarize, sizes, _ in rows
+        if report.returncode or summarize.returncode or None in (sizes.md_kb, sizes.html_mb, sizes.text_mb)
+    ]
     if 16 in seconds and 64 in seconds:
         print(f"\n64 models / 16 models: {seconds[64] / seconds[16]:.2f}x the time (goal <= 2.5x)")
         steps = {n: row[1].steps for row in rows for n in (row[0],) if n in (16, 64)}
         if all("review page" in steps[n] for n in (16, 64)):
             rest = {n: seconds[n] - steps[n]["review page"] for n in (16, 64)}
             print(f"without the review page: {rest[16]:.1f} s and {rest[64]:.1f} s, {rest[64] / rest[16]:.2f}x")
+    if broken:
+        sys.exit(f"bench_report.py: a command failed or a file is missing for {broken} model(s): see above")
 
 
 if __name__ == "__main__":

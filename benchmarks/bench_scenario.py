@@ -6,7 +6,11 @@ numbers measure the loading strategy, not the internet. HELM's `fetch_file_list`
 API; here (and only here) it is patched to return the manifest names, and its RAW_BASE_URL is
 pointed at the mirror. HELM still does not URL-quote, so its seven `#` notes fail, as they do live.
 
-    PYTHONPATH=. /work/venv/bin/python benchmarks/bench_scenario.py [--latency 0.05]
+    python benchmarks/bench_scenario.py [--latency 0.05] [--notes N] [--smallest]
+
+The notes come from ../shared's pinned snapshot when it is beside the checkout, else through our downloader from
+``MTSAMPLES_PROCEDURES_BASE_URL`` (a mirror or a directory; GitHub when unset), the notes
+``MTSAMPLES_PROCEDURES_MANIFEST`` lists when set.
 """
 
 from __future__ import annotations
@@ -31,20 +35,38 @@ from helm.benchmark.scenarios.mtsamples_procedures_scenario import (  # noqa: E4
     MTSamplesProceduresScenario as HelmScenario,
 )
 
+from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext import data  # noqa: E402
+from helm_mtsamples_ext.custom_manifest import MANIFEST_ENV, ManifestUnusable, resolve_manifest  # noqa: E402
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario  # noqa: E402
 from tests.servers.mirror import NoteMirror  # noqa: E402
 
 SHARED_NOTES = REPO.parent / "shared" / "data" / "mtsamples_procedures" / data.PINNED_COMMIT
 
 
-def notes_dir(scratch: Path) -> Path:
-    """The pinned snapshot from ../shared, else fetched once with our downloader (not timed)."""
-    if SHARED_NOTES.is_dir():
+def notes_dir(scratch: Path, manifest: list[data.ManifestEntry], pinned: bool) -> Path:
+    """The pinned snapshot from ../shared, else fetched once with our downloader from where the user's
+    ``MTSAMPLES_PROCEDURES_BASE_URL`` says (else GitHub), not timed; one line and exit 1 when it cannot be."""
+    if pinned and SHARED_NOTES.is_dir():
         return SHARED_NOTES
     target = scratch / "snapshot"
-    data.ensure_notes(target, base_url=data.DEFAULT_BASE_URL)
+    try:
+        data.ensure_notes(target, base_url=data.resolve_base_url(), manifest=manifest, progress=False)
+    except (data.DataError, data.NoteHostUnreachable) as e:
+        first = str(e).splitlines()[0].rstrip(":")
+        sys.exit(f"bench_scenario.py: {first} (or put the pinned snapshot at {SHARED_NOTES})")
     return target
+
+
+def smaller_manifest(entries: list[data.ManifestEntry], n: int | None, scratch: Path) -> list[data.ManifestEntry]:
+    """The first ``n`` notes, written as the manifest the scenario reads (``MTSAMPLES_PROCEDURES_MANIFEST``)."""
+    if n is None or n >= len(entries):
+        return entries
+    chosen = entries[:n]
+    path = scratch / "manifest.tsv"
+    path.write_text("name\tbytes\tsha256\n" + "".join(f"{e.name}\t{e.size}\t{e.sha256}\n" for e in chosen))
+    os.environ[MANIFEST_ENV] = str(path)
+    return chosen
 
 
 def _serve(directory: str, latency: float, conn: Connection) -> None:
@@ -95,14 +117,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.05, help="seconds added to every request")
     parser.add_argument("--scratch", default=None, help="where the caches go (default: the system temp dir)")
-    args = parser.parse_args()
+    parser.add_argument("--notes", type=int, default=None, help="the first N notes of the manifest (default: all)")
+    args = parse_args(parser, latency=0.01, notes=20)
 
     workers = inspect.signature(data.ensure_notes).parameters["max_workers"].default  # what the scenario uses
-    names = [e.name for e in data.load_manifest()]
+    try:
+        everything = resolve_manifest()
+    except ManifestUnusable as e:
+        sys.exit(f"bench_scenario.py: {e}")
+    pinned = MANIFEST_ENV not in os.environ
     os.environ.pop(data.CACHE_DIR_ENV, None)  # each scenario caches in its own output path
     with tempfile.TemporaryDirectory(prefix="bench_mtsamples_", dir=args.scratch) as tmp:
         scratch = Path(tmp)
-        source = notes_dir(scratch)
+        manifest = smaller_manifest(everything, args.notes, scratch)
+        names = [e.name for e in manifest]
+        source = notes_dir(scratch, manifest, pinned)
         with ProcessMirror(source, latency=args.latency) as mirror:
             os.environ[data.BASE_URL_ENV] = mirror.base_url
             ours_dir = str(scratch / "ours")
@@ -110,8 +139,8 @@ def main() -> None:
             # The downloader alone (no instance building), to show where the scenario's time goes.
             dl_dir = scratch / "downloader"
             rows = {
-                "data cold": timed(mirror, lambda: list(data.ensure_notes(dl_dir, progress=False))),
-                "data warm": timed(mirror, lambda: list(data.ensure_notes(dl_dir, progress=False))),
+                "data cold": timed(mirror, lambda: list(data.ensure_notes(dl_dir, manifest=manifest, progress=False))),
+                "data warm": timed(mirror, lambda: list(data.ensure_notes(dl_dir, manifest=manifest, progress=False))),
                 "ours cold": timed(mirror, lambda: ours.get_instances(ours_dir)),
                 "ours warm": timed(mirror, lambda: ours.get_instances(ours_dir)),
             }

@@ -19,6 +19,9 @@ from helm_mtsamples_ext.record import NoteRecord
 from helm_mtsamples_ext.same_verdict import SAME_VERDICT
 
 NO_ANNOTATION = "no annotation"
+NOT_RUN = "not run"
+"""A note whose model was never asked (``helm-run --dry-run``): no judge call was made, none failed."""
+DRY_RUN = "a dry run (helm-run --dry-run) asks no model and no judge: run the same command without --dry-run"
 LARGER_JUDGE_MODEL = "use a larger judge model"
 """The words of every advice that blames the judge's size (the report leaves failures an answer caused out)."""
 LARGER_JUDGE = f"a judge this small does not follow the verdict format: {LARGER_JUDGE_MODEL}"
@@ -41,6 +44,7 @@ ADVICE: tuple[tuple[str, str], ...] = (
     ("out of memory while reading the verdict", "lower answer_cap, or give the run more memory"),
     (SAME_VERDICT, f"a judge not reading the answer: {LARGER_JUDGE_MODEL}"),
     (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
+    (NOT_RUN, DRY_RUN),
 )
 
 
@@ -83,6 +87,8 @@ def panel_line(panel: str, failures: list[str], calls: int) -> str | None:
     """One panel's line: how many of its calls failed, and why; None when none failed."""
     if not failures:
         return None
+    if all(failure_kind(f) == NOT_RUN for f in failures):
+        return f"Judge panel {panel}: nothing was judged ({len(failures)} of {calls} judge calls not made): {DRY_RUN}"
     return f"Judge panel {panel}: {len(failures)} of {calls} judge calls failed: {reasons_text(failures)}"
 
 

@@ -18,14 +18,17 @@ from __future__ import annotations
 import difflib
 import inspect
 import os
+import re
 import sys
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from helm_mtsamples_ext.helm_compat import check_helm, ensure_deployment
+from helm_mtsamples_ext.helm_compat import OPENAI_PREFIX, check_helm, ensure_deployment
 
 LIST_MODELS = "python -m helm_mtsamples_ext.models [TEXT]"
+DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{4})(?=-|$)")
+"""A snapshot's date in an OpenAI model name (``-2024-07-18``, ``-0613``): without it, the alias OpenAI serves."""
 OPENAI_KEY_ENV = "OPENAI_API_KEY"  # what HELM's OpenAI clients fall back to (the OpenAI SDK reads it)
 
 
@@ -94,6 +97,35 @@ def unknown_model_line(model: str, known: list[str]) -> str:
     return f"HELM ({check_helm()}) knows no model {model!r} ({matches}); list the models it knows: {LIST_MODELS}"
 
 
+def _placeholder(metadata: Any) -> bool:
+    """HELM's stand-in metadata for a model it does not know (``get_unknown_model_metadata``), which HELM and the
+    plugin register for names nobody listed."""
+    return getattr(metadata, "creator_organization_name", None) == "Unknown" and metadata.description == metadata.name
+
+
+def listed_openai_models() -> list[str]:
+    """The ``openai/`` models HELM's metadata lists (its own and ``prod_env/model_metadata.yaml``'s), each also
+    without its snapshot date (``openai/gpt-4o-mini`` for ``openai/gpt-4o-mini-2024-07-18``)."""
+    from helm.benchmark.model_metadata_registry import MODEL_NAME_TO_MODEL_METADATA
+
+    names: set[str] = set()
+    for name, metadata in list(MODEL_NAME_TO_MODEL_METADATA.items()):
+        if name.startswith(OPENAI_PREFIX) and not _placeholder(metadata):
+            names |= {name, DATED.sub("", name)}
+    return sorted(names)
+
+
+def unlisted_openai_line(model: str, listed: list[str], local_path: str = "prod_env") -> str:
+    """Why an ``openai/`` model nobody lists stops the run (crfm-helm would make a deployment for any such name, and
+    a typo would fail every call later), with the closest listed names and how to run a model too new to be listed."""
+    close = difflib.get_close_matches(model, listed, n=3, cutoff=0.6)
+    matches = f"closest listed: {', '.join(close)}" if close else "no close match"
+    return (
+        f"HELM ({check_helm()}) lists no OpenAI model {model!r} ({matches}); for a model newer than HELM's list, "
+        f'declare it in {local_path}/model_metadata.yaml (see the README\'s "A model HELM does not list")'
+    )
+
+
 def resolve_model(model: str) -> str | None:
     """The deployment HELM will run ``model`` on, None if it has none. An ``openai/<model>`` is given the
     deployment crfm-helm generates where medhelm lacks it (``helm_compat.ensure_deployment``, as for judges)."""
@@ -133,6 +165,10 @@ def check_model_under_test(command: BuildingCommand) -> None:
     model = command.model
     if not model or model.count("/") != 1:
         return
+    if model.startswith(OPENAI_PREFIX):
+        listed = listed_openai_models()
+        if model not in listed:
+            raise ValueError(unlisted_openai_line(model, listed, command.local_path))
     deployment = resolve_model(model)
     if deployment is None:
         raise ValueError(unknown_model_line(model, known_models()))

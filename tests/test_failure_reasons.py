@@ -78,3 +78,13 @@ def test_the_report_says_why_judges_failed_on_stdout_and_at_the_top_of_report_md
     assert expected in capsys.readouterr().out
     top = (tmp_path / "r" / "report.md").read_text().split("## Leaderboard")[0]
     assert expected in top and "4 prompt too long for the judge's context (give the judge a larger context" in top
+
+
+def test_a_dry_run_is_nothing_judged_not_failed_calls_to_re_run() -> None:
+    """helm-run --dry-run asks no model and no judge: its report says nothing was judged and how to judge, never
+    "failed ... re-run the same command" (which would only dry-run again)."""
+    (line,) = panel_lines([("a", "failed", "not run")] * 10)
+    assert line.startswith("Judge panel a: nothing was judged (10 of 10 judge calls not made)")
+    assert "without --dry-run" in line and "failed" not in line and "re-run" not in line
+    (mixed,) = panel_lines([("a", "failed", "not run"), ("a", "failed", TIMEOUT), ("a", "ok", "")])
+    assert "2 of 3 judge calls failed" in mixed and "1 not run (a dry run" in mixed

@@ -123,3 +123,32 @@ def test_the_model_list_names_helms_models_and_the_controls() -> None:
     names = proc.stdout.split()
     assert "openai/gpt-4o-mini-2024-07-18" in names and "mtsamples-control/reference" in names
     assert all("-" in name for name in names)
+
+
+def test_an_openai_model_helm_does_not_list_is_one_line_with_the_closest_listed_names() -> None:
+    """crfm-helm makes a deployment for any ``openai/`` name, so a typo would be accepted and fail every call."""
+    with pytest.raises(ValueError) as raised:
+        check_model_under_test(BuildingCommand("openai/gpt-4o-minii"))
+    line = str(raised.value)
+    start = f"HELM ({HELM}) lists no OpenAI model 'openai/gpt-4o-minii' (closest listed: openai/gpt-4o-mini"
+    assert line.startswith(start)
+    assert "\n" not in line and "prod_env/model_metadata.yaml" in line
+    for listed in ("openai/gpt-4o-mini", "openai/gpt-4o-mini-2024-07-18", "openai/gpt-4", "openai/gpt-3.5-turbo"):
+        check_model_under_test(BuildingCommand(listed))
+
+
+def test_a_new_openai_model_declared_in_model_metadata_yaml_runs(tmp_path: Path) -> None:
+    """The override the README documents: the model in prod_env/model_metadata.yaml, as helm-run reads it."""
+    import re
+
+    from helm.benchmark.config_registry import register_configs_from_directory
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    (example,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("models:")]
+    name = re.search(r"name: (openai/\S+)", example)
+    assert name is not None
+    with pytest.raises(ValueError, match="lists no OpenAI model"):
+        check_model_under_test(BuildingCommand(name[1]))
+    (tmp_path / "model_metadata.yaml").write_text(example, encoding="utf-8")
+    register_configs_from_directory(str(tmp_path))
+    check_model_under_test(BuildingCommand(name[1]))

@@ -20,7 +20,9 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from helm_mtsamples_ext.judges.cache_tap import clip
 from helm_mtsamples_ext.judges.classify import Sent
+from helm_mtsamples_ext.judges.deadline import exchange_limit
 from helm_mtsamples_ext.judges.formats import FormatMemory, response_format
+from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import NOTICE_EVERY, Breaker, EndpointGate, GateTimeout, backoff
 from helm_mtsamples_ext.panel import JudgeTarget
@@ -87,6 +89,8 @@ class TurnAttempts:
     mode: str | None = None
     fault: tuple[int | None, str] | None = None
     repeats: int = 0
+    pace: Pace | None = None  # the endpoint's observed pace: how long an exchange may take at a one-slot server
+    timed_out: float | None = None  # the limit of this turn's last attempt that timed out
 
     def run(self) -> tuple[Sent, str | None]:
         """The turn, retried through transient faults until the deadline; (what came back, format used)."""
@@ -115,11 +119,30 @@ class TurnAttempts:
             self.answers_before = self.breaker.answers
         self.generation = self.gate.generation
         self.mode = mode = self.formats.current
+        limit = self._limit()
+        started = self.clock()
         try:
-            sent = self.exchange(self.turn.request(self.target, mode))
+            if limit == self.settings.timeout:
+                sent = self.exchange(self.turn.request(self.target, mode))
+            else:
+                with exchange_limit(limit):
+                    sent = self.exchange(self.turn.request(self.target, mode))
         finally:
             self.gate.release()
+        if self.pace is not None and sent.kind == "ok":
+            self.pace.answered(self.clock() - started)
+        elif sent.kind == "timeout":
+            self.timed_out = limit
         return self._judge(sent, mode)
+
+    def _limit(self) -> float:
+        """How long this exchange may take: judge_timeout, or at a one-slot server its pace (``pace.py``), never
+        past the call's deadline by more than judge_timeout."""
+        timeout = self.settings.timeout
+        if self.pace is None:
+            return timeout
+        paced = self.pace.limit(timeout, self.gate.max_concurrency == 1, self.timed_out)
+        return max(timeout, min(paced, self.turn.deadline - self.clock()))
 
     def _wait(self, state: RetryCallState) -> float:
         sent = state.outcome.exception().sent if state.outcome and state.outcome.failed else None  # type: ignore[union-attr]

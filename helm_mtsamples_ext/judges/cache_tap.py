@@ -12,6 +12,7 @@ Being the gate, it decides what is stored there:
 - only what HELM can read back: a completion without text is stored readable and replays as the named
   failure it was live (``reply_shape.py``), so a refusal neither crashes a run nor every re-run;
 - and it can answer from the cache alone (``replay_only``), so a re-run needs no server.
+It reads and writes HELM's SQLite cache through one open connection per file (``cache_store.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from helm_mtsamples_ext.judges.cache_store import shared_store
 from helm_mtsamples_ext.judges.reply_shape import NoText, error_beside, readable, reply_shape, unreadable
 from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel, served_model
 
@@ -92,11 +94,17 @@ class CacheTap:
 
     def __init__(self, cache: Any, scrub: Callable[[str], str] = str) -> None:
         self._cache = cache
+        self._store = shared_store(cache)
         self._scrub = scrub
         self._local = threading.local()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cache, name)
+
+    def may_hold(self, key: Any) -> bool:
+        """Whether HELM's cache may hold a reply under ``key`` (HELM's cache key): False only when it surely
+        does not, so a replay that must miss costs no HELM request and no SQLite lookup."""
+        return self._store is None or self._store.may_hold(key)
 
     @contextmanager
     def replay_only(self) -> Iterator[None]:
@@ -122,7 +130,7 @@ class CacheTap:
                 raise problem
             return scrub_json(readable(response), self._scrub)
 
-        response, cached = self._cache.get(request, tapped)
+        response, cached = (self._store or self._cache).get(request, tapped)
         self._local.shape = reply_shape(response)  # live or replayed, and caches written before reply_shape.py
         self._local.served = served_model(response)
         usage = response.get("usage") if isinstance(response, dict) else None

@@ -41,6 +41,7 @@ from helm_mtsamples_ext.judges.classify import Sent, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
 from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
+from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
 from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
@@ -119,6 +120,7 @@ class _Shared:
     gates: dict[str, EndpointGate] = field(default_factory=dict)
     breakers: dict[str, Breaker] = field(default_factory=dict)
     formats: dict[str, FormatMemory] = field(default_factory=dict)
+    paces: dict[str, Pace] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -257,9 +259,14 @@ class JudgeCaller:
             stopped=lambda: self.fatal,
             scrub=self._scrub,
             clock=self._clock,
+            pace=self._pace(target.endpoint),
         )  # fmt: skip
         with formats.first_live_call():
             return attempts.run()
+
+    def _pace(self, endpoint: str) -> Pace:
+        with self._shared.lock:
+            return self._shared.paces.setdefault(endpoint, Pace())
 
     def _replay(self, target: JudgeTarget, turn: Turn, formats: FormatMemory) -> tuple[Sent, str] | None:
         """The turn's reply from HELM's cache alone, trying the format in use first, then the others."""

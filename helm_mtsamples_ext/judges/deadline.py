@@ -6,6 +6,10 @@ its headers at once and then one byte every 2 s never times out: with ``judge_ti
 which ends a blocked read at once, and the body's reader turns that into ``httpx.ReadTimeout`` (the SDK's
 ``APITimeoutError``, a timeout like any other for the retry policy and the breaker). The headers
 themselves stay under httpx's per-read timeout (also ``judge_timeout``).
+
+A caller may give one exchange another limit (``exchange_limit``: a one-slot server's pace, ``pace.py``); it then
+bounds the wait for the headers and the whole body alike. Either way the connection is closed when the client
+gives up, which is how a server that checks its connection (llama.cpp) learns to stop working on the call.
 """
 
 from __future__ import annotations
@@ -14,9 +18,23 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import httpx
+
+_EXCHANGE_LIMIT: ContextVar[float | None] = ContextVar("judge_exchange_limit", default=None)
+
+
+@contextmanager
+def exchange_limit(seconds: float | None) -> Iterator[None]:
+    """Within it (this thread), each judge exchange is bounded by ``seconds`` instead of the client's limit."""
+    token = _EXCHANGE_LIMIT.set(seconds)
+    try:
+        yield
+    finally:
+        _EXCHANGE_LIMIT.reset(token)
 
 
 def _shut(sock: socket.socket) -> None:
@@ -36,7 +54,7 @@ class _DeadlineStream(httpx.SyncByteStream):
         self._timer = timer
 
     def _late(self) -> httpx.ReadTimeout:
-        return httpx.ReadTimeout(f"no whole reply within judge_timeout ({self._limit:g} s)")
+        return httpx.ReadTimeout(f"no whole reply within {self._limit:g} s (judge_timeout or the server's pace)")
 
     def __iter__(self) -> Iterator[bytes]:
         try:
@@ -63,7 +81,10 @@ class WholeCallTransport(httpx.HTTPTransport):
         self.limit = float(limit)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        deadline = time.monotonic() + self.limit
+        limit = _EXCHANGE_LIMIT.get() or self.limit
+        if limit != self.limit:  # the headers' wait follows the exchange's limit too
+            request.extensions = {**request.extensions, "timeout": httpx.Timeout(limit).as_dict()}
+        deadline = time.monotonic() + limit
         response = super().handle_request(request)
         stream = response.extensions.get("network_stream")
         sock = stream.get_extra_info("socket") if stream is not None else None
@@ -72,7 +93,7 @@ class WholeCallTransport(httpx.HTTPTransport):
             timer = threading.Timer(max(0.0, deadline - time.monotonic()), _shut, (sock,))
             timer.daemon = True
             timer.start()
-        response.stream = _DeadlineStream(response.stream, deadline, self.limit, timer)
+        response.stream = _DeadlineStream(response.stream, deadline, limit, timer)
         return response
 
 

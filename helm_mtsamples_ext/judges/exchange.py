@@ -17,9 +17,11 @@ from dataclasses import replace
 
 from helm.clients.auto_client import AutoClient
 from helm.clients.client import Client
+from helm.clients.openai_client import OpenAIClient
 from helm.common.request import Request, RequestResult
 
 from helm_mtsamples_ext.helm_compat import check_helm
+from helm_mtsamples_ext.judges.batch import direct_key
 from helm_mtsamples_ext.judges.cache_tap import NotCached, install_tap
 from helm_mtsamples_ext.judges.classify import Sent, classify
 from helm_mtsamples_ext.judges.served_model import NOT_REPORTED
@@ -102,6 +104,8 @@ class JudgeClients:
         if tap is None:
             return None
         for label, request in requests:
+            if isinstance(client, OpenAIClient) and not tap.may_hold(direct_key(client, request)[0]):
+                continue
             tap.take_shape()
             tap.take_served()
             try:

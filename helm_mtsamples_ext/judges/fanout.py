@@ -29,6 +29,10 @@ from typing import Generic, TypeVar
 N = TypeVar("N")
 T = TypeVar("T")
 
+HELD_POLL = 0.05
+"""Seconds between looks at the limits while one holds calls back: a limit can rise with no call ending (an
+endpoint's first check answered), and its calls should start then, not at the next call's end."""
+
 Call = tuple[str, Callable[[], T]]
 """(endpoint, the call): the endpoint picks the pool."""
 
@@ -104,13 +108,18 @@ class FanOut:
         source = iter(notes)
         exhausted, slot = False, 0
 
-        def start_what_fits() -> None:
+        def start_what_fits() -> bool:
+            """Start what each endpoint's limit allows; True when a limit below the pool holds calls back (it may
+            rise without a call ending: the endpoint's first check answered, a 429's wait is over)."""
+            held = False
             for endpoint, waiting in queued.items():
                 room = self.limit_of(endpoint) if self.limit_of is not None else sys.maxsize
                 while waiting and started[endpoint] < max(1, room):
                     key, position, call = waiting.popleft()
                     pending[self._pools[endpoint].submit(call)] = (key, position, endpoint)
                     started[endpoint] += 1
+                held = held or (bool(waiting) and room < self.max_concurrency)
+            return held
 
         try:
             while True:
@@ -128,10 +137,11 @@ class FanOut:
                     in_flight[slot] = _Note(note, [None] * len(calls), len(calls))
                     for position, (endpoint, call) in enumerate(calls):
                         queued[endpoint].append((slot, position, call))
-                start_what_fits()
+                held = start_what_fits()
                 if not pending:
                     return
-                done, _ = wait(list(pending), timeout=tick_seconds, return_when=FIRST_COMPLETED)
+                timeout = min(tick_seconds, HELD_POLL) if held else tick_seconds
+                done, _ = wait(list(pending), timeout=timeout, return_when=FIRST_COMPLETED)
                 tick()
                 for future in done:
                     key, position, endpoint = pending.pop(future)

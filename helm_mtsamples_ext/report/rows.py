@@ -13,6 +13,7 @@ from typing import Any
 
 from helm.benchmark.scenarios.scenario import CORRECT_TAG
 
+from helm_mtsamples_ext.failure_reasons import NO_ANNOTATION, NOT_RUN
 from helm_mtsamples_ext.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring import score_note
@@ -29,11 +30,12 @@ def _reference(instance: Mapping[str, Any]) -> str:
     return str((chosen.get("output") or {}).get("text") or "")
 
 
-def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
+def judge_rows(record: object, judges: list[str], asked: bool = True) -> list[dict[str, Any]]:
     """One row per panel judge for one note, scored by scoring.score_note so report.md and the metric agree.
 
     Scores are the judge's valid ones (an invalid or missing dimension is None); a failed judge has no reward and
-    a failure reason; an empty answer scores 0 by every judge, as in the metric's per-judge stats.
+    a failure reason; an empty answer scores 0 by every judge, as in the metric's per-judge stats. A note whose
+    model was never ``asked`` (a dry run) and has no record was not judged: its failure says "not run".
     """
     note = score_note(record, judges)
     parsed = record if isinstance(record, NoteRecord) else NoteRecord.from_dict(record)
@@ -44,7 +46,7 @@ def judge_rows(record: object, judges: list[str]) -> list[dict[str, Any]]:
         if status != "failed":
             failure = ""
         elif parsed is None:
-            failure = "no annotation"
+            failure = NO_ANNOTATION if asked else NOT_RUN
         else:
             failure = parsed.failure_of(judge.name)
         invalid = entry.invalid if entry is not None and not note.empty_answer else {}
@@ -110,4 +112,5 @@ def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | No
         "answer": text,
         "model_family": stored.model_family if stored is not None else None,
     }
-    return [{**note, **row} for row in judge_rows(record if record is not None else stored, judges)]
+    asked = state.get("result") is not None  # HELM's --dry-run asks no model: its states hold no result
+    return [{**note, **row} for row in judge_rows(record if record is not None else stored, judges, asked)]

@@ -121,7 +121,24 @@ def test_the_run_command_has_a_venv_of_its_own() -> None:
     venv, activate, install, *rest = steps_of(first)
     name = venv.command.split()[-1]
     assert (venv.kind, activate.command, install.kind) == ("venv", f". {name}/bin/activate", "install")
-    assert name not in TEST_VENVS and [s.kind for s in rest] == ["helm-run", "run", "run"]
+    assert name not in TEST_VENVS and [s.kind for s in rest] == ["helm-run", "run", "run", "run"]
+
+
+@pytest.mark.e2e
+def test_a_missing_suite_stops_the_readmes_schema_and_summarize_chain_with_one_line(tmp_path: Path) -> None:
+    """The schema command runs before helm-summarize, joined by ``&&`` (a failing ``$(...)`` inside an argument would
+    not stop bash): on a suite that does not exist, one line and no helm-summarize traceback."""
+    (first,) = BLOCKS[0].commands
+    chain = [s.command for s in steps_of(first) if s.kind == "run"][:2]
+    assert chain[0].startswith("python -m helm_mtsamples_ext.schema --suite ") and chain[1].startswith("helm-summarize")
+    line = " && ".join(chain).replace("quick", "missing")
+    proc = subprocess.run(
+        ["bash", "-c", line], cwd=tmp_path, env=user_env(PATH=f"{BIN}:{user_env().get('PATH', '')}"),
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in output
+    assert output.strip().splitlines() == ["no suite 'missing' at benchmark_output/runs/missing"]
 
 
 def test_every_readme_command_is_of_a_known_kind_and_installs_a_real_extra() -> None:
@@ -194,6 +211,11 @@ def prices_example() -> str:
     texts = [page.read_text(encoding="utf-8") for page in PAGES]
     (prices,) = [b for text in texts for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "batch_" in b]
     return prices
+
+
+def test_the_prices_file_the_docs_name_ships_as_shown() -> None:
+    """``--judge-prices prices.yaml`` names a file the docs show as a block and a clone holds as docs/prices.yaml."""
+    assert (REPO / "docs" / "prices.yaml").read_text(encoding="utf-8") == prices_example()
 
 
 @pytest.mark.e2e

@@ -165,3 +165,32 @@ def test_an_endpoints_limit_is_read_again_as_calls_end() -> None:
 
     fanout = FanOut(["a"], max_concurrency=8, limit_of=lambda endpoint: limit[0])
     assert sorted(n for n, _ in fanout.run(range(5), lambda n: [("a", call(n))])) == list(range(5))
+
+
+def test_a_limit_that_rises_with_no_call_ending_starts_the_held_calls() -> None:
+    """An endpoint's first check answered (its limit goes from 1 to its pool) while its first call still runs: the
+    calls held back start then, not when that call ends (here it ends only once they have started)."""
+    raised, second_started, release = threading.Event(), threading.Event(), threading.Event()
+
+    def first() -> str:
+        raised.set()  # the check answered: the limit rises while this call still runs
+        release.wait(timeout=60)
+        return "first"
+
+    def second() -> str:
+        second_started.set()
+        return "second"
+
+    def calls(n: int) -> list[tuple[str, Callable[[], str]]]:
+        return [("a", first if n == 0 else second)]
+
+    fanout = FanOut(["a"], max_concurrency=4, limit_of=lambda endpoint: 4 if raised.is_set() else 1)
+    done: list[tuple[int, list[str]]] = []
+    runner = threading.Thread(target=lambda: done.extend(fanout.run(range(2), calls, tick_seconds=60.0)))
+    runner.start()
+    try:
+        assert second_started.wait(timeout=20), "the held call waited for the running one to end"
+    finally:
+        release.set()
+        runner.join(timeout=60)
+    assert sorted(done) == [(0, ["first"]), (1, ["second"])]

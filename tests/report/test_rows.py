@@ -72,3 +72,15 @@ def test_valid_scores_only_integers_one_to_five() -> None:
     assert accuracy.tolist()[:4] == [4.0, 4.0, 3.0, 5.0]
     assert accuracy[4:].isna().all()
     assert [r["status"] for r in rows] == ["ok"] * 4 + ["failed"] * 6
+
+
+def test_a_note_whose_model_was_never_asked_is_not_run_rather_than_missing_its_annotation() -> None:
+    """A dry run's states hold no result and no annotation: each judge's row says "not run"; a note that was
+    answered but has no record still says "no annotation" (the run stopped: re-running makes the missing calls)."""
+    from helm_mtsamples_ext.report.rows import state_rows
+
+    instance = {"id": "id1", "input": {"text": "NOTE"}, "references": [], "extra_data": {}}
+    dry = state_rows({"instance": instance}, ["a", "b"])
+    assert [(r["status"], r["failure"]) for r in dry] == [("failed", "not run")] * 2
+    answered = {"instance": instance, "result": {"completions": [{"text": "a plan"}]}}
+    assert [r["failure"] for r in state_rows(answered, ["a"])] == ["no annotation"]

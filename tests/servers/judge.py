@@ -83,9 +83,13 @@ HTTP 401), ``rate_limit=(R, W)``
 (at most R answered calls per rolling W seconds, then HTTP 429 with a Retry-After of the time until a slot
 frees, written as ``retry_after`` says: "seconds", "date", "ms" (retry-after-ms) or None),
 ``one_at_a_time=S`` (one call served at a time, S seconds each, the rest queued; a call whose client gave up is
-still served, as llama-cpp-python's server does), ``owned_by="me"`` (``GET /v1/models`` as llama-cpp-python's
-server writes it: ``owned_by: "me"``, ``permissions: []``) and ``props_slots=N`` (``GET /props`` answers
-``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404).
+still served, as llama-cpp-python's server does; S may be a sequence, the n-th served call taking its n-th
+value, the last one repeated: a server slowing down under load), ``cancel_on_close=True`` (with
+``one_at_a_time``: a served call whose client closed its connection is dropped at once, as llama.cpp's
+``llama-server`` does; either way ``closed_while_serving`` counts the served calls whose client hung up and
+``served_seconds`` lists how long each served call held the server), ``owned_by="me"`` (``GET /v1/models`` as
+llama-cpp-python's server writes it: ``owned_by: "me"``, ``permissions: []``) and ``props_slots=N``
+(``GET /props`` answers ``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404).
 
 What the server says it ran: each completion's ``model`` is ``reported_model`` when set, else the model asked
 for, and it carries ``system_fingerprint`` when set (OpenAI's, absent from most local servers). Both are plain
@@ -98,10 +102,13 @@ import hashlib
 import json
 import math
 import re
+import select
+import socket
 import threading
 import time
 import unicodedata
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -298,7 +305,8 @@ class JudgeServer:
         html_page: bool = False,
         drip_seconds: float = 2.0,
         huge_bytes: int = 10 * 1024 * 1024,
-        one_at_a_time: float = 0.0,
+        one_at_a_time: float | tuple[float, ...] = 0.0,
+        cancel_on_close: bool = False,
         owned_by: str = "loopback",
         props_slots: int | None = None,
         reported_model: str | None = None,
@@ -319,6 +327,9 @@ class JudgeServer:
         self.drip_seconds = drip_seconds
         self.huge_bytes = huge_bytes
         self.one_at_a_time = one_at_a_time
+        self.cancel_on_close = cancel_on_close
+        self.closed_while_serving = 0  # served calls whose client closed the connection before the reply
+        self.served_seconds: list[float] = []  # how long each served call held the server
         self.owned_by = owned_by
         self.props_slots = props_slots
         self.reported_model = reported_model
@@ -387,6 +398,12 @@ class JudgeServer:
         with self._cond:
             self._cond.wait_for(lambda: len(self.requests) >= n or self._stopping.is_set(), timeout=timeout)
             return len(self.requests) >= n
+
+    def wait_until(self, done: Callable[[], bool], timeout: float = 60.0) -> bool:
+        """Block until ``done()`` holds (checked whenever the server's state changes), the timeout, or shutdown."""
+        with self._cond:
+            self._cond.wait_for(lambda: done() or self._stopping.is_set(), timeout=timeout)
+            return done()
 
     def scores_for(self, model: str, prompt: str) -> dict[str, int]:
         """The valid scores ``model`` gives for ``prompt`` (fixed, or derived from the prompt)."""
@@ -465,9 +482,14 @@ class JudgeServer:
                     timeout=self.rendezvous_timeout,
                 )
 
-    def serve_one_at_a_time(self) -> bool:
+    def _service_time(self) -> float:
+        times = self.one_at_a_time if isinstance(self.one_at_a_time, tuple) else (self.one_at_a_time,)
+        return float(times[min(len(self.served_seconds), len(times) - 1)])
+
+    def serve_one_at_a_time(self, connection: socket.socket | None = None) -> bool:
         """Wait (bounded by the server's lifetime) until no other call is served, then hold the server for
-        ``one_at_a_time`` seconds; False when the server stopped meanwhile."""
+        this call's service time, watching ``connection``: a client that hangs up is counted, and with
+        ``cancel_on_close`` its call is dropped at once. False when the server stopped meanwhile."""
         with self._cond:
             self._cond.wait_for(lambda: not self._serving or self._stopping.is_set(), timeout=self.max_lifetime)
             if self._stopping.is_set() or self._serving:
@@ -475,7 +497,22 @@ class JudgeServer:
             self._serving = True
             self.served_at_once += 1
             self.max_served_at_once = max(self.max_served_at_once, self.served_at_once)
-        self._stopping.wait(self.one_at_a_time)
+            seconds = self._service_time()
+        started = time.monotonic()
+        end = started + seconds
+        closed = False
+        while not closed and (left := end - time.monotonic()) > 0:
+            if self._stopping.wait(min(left, 0.02)):
+                break
+            closed = connection is not None and _hung_up(connection)
+        with self._cond:
+            self.served_seconds.append(time.monotonic() - started)
+            self.closed_while_serving += closed
+            self._cond.notify_all()
+        if closed and self.cancel_on_close:
+            return True
+        if closed:  # llama-cpp-python's server finishes the call anyway
+            self._stopping.wait(max(0.0, end - time.monotonic()))
         return True
 
     def done_serving(self) -> None:
@@ -735,6 +772,15 @@ class JudgeServer:
         return 200, verdict_json(scores, prompt)
 
 
+def _hung_up(connection: socket.socket) -> bool:
+    """Whether the client closed ``connection`` (readable with nothing to read), without consuming anything."""
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
 class _Server(ThreadingHTTPServer):
     # The default backlog of 5 drops connections when a whole panel connects at once; the client then
     # waits for a SYN retransmit (1 s) and times out, which would look like a judge failure.
@@ -787,7 +833,7 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.monotonic()
         server._enter(record)
         try:
-            serving = bool(server.one_at_a_time) and server.serve_one_at_a_time()
+            serving = bool(server.one_at_a_time) and server.serve_one_at_a_time(self.connection)
             try:
                 reply = server.respond(record)
             finally:

@@ -7,9 +7,9 @@ r drew each of the pair's n notes. scipy draws its resample from a fresh generat
 (`rng.integers(0, n, (n_resamples, n))`), so every pair over n notes already shared that draw: here it is made
 once per note count and multiplied with every such pair's differences in one matrix product. The numbers are
 `stats.paired_difference`'s, pair by pair, up to the order of float sums (tests/report/test_pairwise.py checks
-that): the mean difference on settled rewards, the percentile interval, the win share with a tied resample
-counting half, and evidence.py's minimums (no interval nor share below `notes_for_verdict` notes, no interval
-when more than `max_tied_resample_share` of the resamples tie).
+that): the mean difference on settled rewards, the expanded percentile interval (stats.expansion), the win share
+with a tied resample counting half, and evidence.py's minimums (no interval nor share below `notes_for_verdict`
+notes, no interval when more than `max_tied_resample_share` of the resamples tie).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from scipy import stats
 
 from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.evidence import MINIMUMS
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.report.stats import BootstrapSettings, widened
 from helm_mtsamples_ext.report.ties import settled
 
 PAIR_KEYS = ["panel", "model_a", "model_b"]
@@ -64,12 +64,16 @@ def bootstrap_differences(
     ``diffs`` (notes x pairs, every pair on the same notes), all pairs from one resample draw."""
     n = diffs.shape[0]
     counts = resample_counts(n, n_resamples, seed)
-    points = settled(diffs.mean(axis=0))
+    raw_points = diffs.mean(axis=0)
+    points = settled(raw_points)
     alpha = (1 - confidence) / 2
     parts = []
     for start in range(0, diffs.shape[1], PAIRS_PER_PRODUCT):
         means = counts @ diffs[:, start : start + PAIRS_PER_PRODUCT] / n
         low, high = np.quantile(means, [alpha, 1 - alpha], axis=0)
+        chunk = diffs[:, start : start + PAIRS_PER_PRODUCT]
+        low, high = widened(raw_points[start : start + PAIRS_PER_PRODUCT], low, high, n, confidence)
+        low, high = np.maximum(low, chunk.min(axis=0)), np.minimum(high, chunk.max(axis=0))  # as stats.mean_ci
         spread = means.std(axis=0, ddof=1)
         means = settled(means)
         share = ((means > 0) + 0.5 * (means == 0)).mean(axis=0)
@@ -146,7 +150,10 @@ def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: B
         table.loc[pairs, "ci_high"] = np.where(tied, np.nan, high)
         table.loc[pairs, "share_resamples_a_ahead"] = share
         with np.errstate(divide="ignore", invalid="ignore"):
-            p = 2 * stats.norm.sf(np.abs(table.loc[pairs, "difference"].to_numpy(float)) / spread)
+            # The resampled spread, widened as the intervals are, read against Student's t: few notes, wider.
+            n = int(mask.sum())
+            scale = spread * np.sqrt(n / (n - 1))
+            p = 2 * stats.t.sf(np.abs(table.loc[pairs, "difference"].to_numpy(float)) / scale, n - 1)
         table.loc[pairs, "p_value"] = np.where(tied | (spread == 0), np.nan, p)
     return table
 

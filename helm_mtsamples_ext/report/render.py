@@ -283,12 +283,12 @@ def markdown_report(
         "An empty answer scores 0. *Failed at min* is the reward with the model's failed judgments scored 1 on "
         "every dimension (1/5): what no lost judgment can take the model below; a model whose answers make a "
         "judge fail more than the other models' answers do is named in a WARNING above.",
-        f"- Reward intervals: percentile bootstrap over notes ({settings_text}). Ranks (#) and pairs read the notes "
-        "judged for every model of the panel (`ranked_reward`, `n_ranked_notes` in `leaderboard.csv`); *rank 95%* "
-        "is the percentile interval of each model's rank over the same resamples as the pairs. Pairwise: the same "
-        "resampled notes for both models; *resamples with A ahead* is the share of resamples where A's mean reward "
-        "is higher, a tie counting half (not the probability that A is better); *separated (Holm)* corrects for "
-        "the panel's many pairs. Below "
+        f"- Reward intervals: expanded percentile bootstrap over notes ({settings_text}). Ranks (#) and pairs read "
+        "the notes judged for every model of the panel (`ranked_reward`, `n_ranked_notes` in `leaderboard.csv`); "
+        "*rank 95%* is the percentile interval of each model's rank over the same resamples as the pairs. Pairwise: "
+        "the same resampled notes for both models; *resamples with A ahead* is the share of resamples where A's mean "
+        "reward is higher, a tie counting half (not the probability that A is better); *separated (Holm)* corrects "
+        "for the panel's many pairs. Below "
         f"{MINIMUMS.notes_for_verdict} notes there is no interval and no share (*too few notes (N) to tell*), and "
         'when most resamples tie there is no interval (see docs/report.md, "How much evidence a verdict needs").',
         "- Judge failures: failed judge calls / judge calls made. Alpha: Krippendorff's alpha (ordinal) between "

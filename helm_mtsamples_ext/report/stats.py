@@ -70,11 +70,29 @@ def _bootstrap(
     )
 
 
+def expansion(n: int | np.ndarray, confidence: float) -> Any:
+    """How much wider the percentile bootstrap interval of a mean over ``n`` notes is drawn around its point:
+    t(n-1) / z times sqrt(n / (n-1)), Hesterberg's expanded percentile interval. The plain one is too narrow at few
+    notes (on simulated rewards it covers about 86% at 5 notes and 91% at 10 for a stated 95%); widened, about 92%
+    and 95% (tests/report/test_stats.py). It tends to 1: 1.01 at 131 notes."""
+    q = (1 + confidence) / 2
+    n = np.asarray(n, dtype=float)
+    return stats.t.ppf(q, n - 1) / stats.norm.ppf(q) * np.sqrt(n / (n - 1))
+
+
+def widened(point: Any, low: Any, high: Any, n: int | np.ndarray, confidence: float) -> tuple[Any, Any]:
+    """A percentile interval of a mean over ``n`` notes, expanded about ``point`` (see `expansion`)."""
+    factor = expansion(n, confidence)
+    return point - factor * (point - low), point + factor * (high - point)
+
+
 def _bootstrap_mean(values: np.ndarray, settings: BootstrapSettings) -> tuple[float, float, np.ndarray]:
-    """(CI low, CI high, resampled means)."""
+    """(CI low, CI high, resampled means): the expanded percentile interval of the mean."""
     result = _bootstrap((values,), np.mean, settings, vectorized=True)
     interval = result.confidence_interval
-    return (float(interval.low), float(interval.high), result.bootstrap_distribution)
+    low, high = widened(float(values.mean()), interval.low, interval.high, values.size, settings.confidence)
+    # Never past what the notes hold: a mean of rewards in [0, 1] has no interval below 0.
+    return (max(float(low), float(values.min())), min(float(high), float(values.max())), result.bootstrap_distribution)
 
 
 def paired_ci(

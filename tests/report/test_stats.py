@@ -91,3 +91,26 @@ def test_below_the_minimum_of_notes_there_is_no_reward_interval() -> None:
 
 def test_a_bootstrap_whose_resamples_all_tie_gives_no_interval() -> None:
     assert all(math.isnan(v) for v in mean_ci(np.full(10, 0.6), SETTINGS))
+
+
+@pytest.mark.parametrize(("n", "at_least"), [(5, 0.89), (10, 0.92)])
+def test_a_reward_interval_over_few_notes_covers_the_true_mean_as_it_says(n: int, at_least: float) -> None:
+    """Seeded rewards from a skewed distribution with a known mean: the plain percentile interval covered about 86%
+    at 5 notes and 91% at 10 for a stated 95%; the expanded one (stats.expansion) about 92% and 95%."""
+    rng = np.random.default_rng(7)
+    a, b = 2.0, 1.2
+    truth = a / (a + b)
+    settings = BootstrapSettings(n_resamples=500, seed=3)
+    draws = 400
+    covered = 0
+    for _ in range(draws):
+        low, high = reward_ci(rng.beta(a, b, n), settings)
+        covered += bool(low <= truth <= high)
+    assert covered / draws >= at_least
+
+
+def test_the_expansion_fades_with_notes() -> None:
+    """Many notes: the interval is the percentile interval, or near it."""
+    from helm_mtsamples_ext.report.stats import expansion
+
+    assert expansion(5, 0.95) > 1.5 and 1.0 < expansion(131, 0.95) < 1.02

@@ -23,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import parse_args  # noqa: E402
+
 GOAL_SECONDS = 60.0
 
 
@@ -44,7 +46,7 @@ def main() -> None:
     parser.add_argument("--answers", type=int, default=4)
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--old-raters", type=int, default=100)
-    args = parser.parse_args()
+    args = parse_args(parser, raters=20, answers=4, bootstrap=50, old_raters=5)
 
     import numpy as np
 

@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import parse_args  # noqa: E402
+
 AGREEMENT_ANSWERS = (12, 30, 60, 120)
 AUDIT_NOTES = (5, 10, 15, 20, 25, 30)
 KINDS = {"about as well": "about as well", "less than": "less", "more than": "more", "cannot tell yet": "cannot tell"}
@@ -87,7 +89,7 @@ def main() -> None:
     parser.add_argument("--skip-audit", action="store_true")
     parser.add_argument("--judge-icc", type=float, nargs="+", default=[0.33, 0.65], help="the judges' true ICC")
     parser.add_argument("--answers", type=int, nargs="+", default=list(AGREEMENT_ANSWERS), help="shared answers")
-    args = parser.parse_args()
+    args = parse_args(parser, draws=2, bootstrap=50, judge_icc=[0.33], answers=[12])
     if not args.skip_agreement:
         agreement_rates(args.draws, args.bootstrap, args.judge_icc, args.answers)
     if not args.skip_audit:

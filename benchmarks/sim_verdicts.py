@@ -20,6 +20,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext.report.drift import drift  # noqa: E402
 from helm_mtsamples_ext.report.pairwise import pairwise  # noqa: E402
 from helm_mtsamples_ext.report.self_preference import FAVOURS, self_preference  # noqa: E402
@@ -99,7 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suites", type=int, default=200)
     parser.add_argument("--bootstrap", type=int, default=500)
-    args = parser.parse_args()
+    args = parse_args(parser, suites=2, bootstrap=50)
     settings = BootstrapSettings(n_resamples=args.bootstrap, seed=0)
     rows = self_preference_rows(args.suites, settings) + pairwise_rows(args.suites, settings)
     rows += drift_rows(args.suites, settings)

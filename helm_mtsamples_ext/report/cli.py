@@ -32,9 +32,10 @@ from helm_mtsamples_ext.outside_text import encodable_table, terminal
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
-from helm_mtsamples_ext.report.rating_sample import RatingRound
+from helm_mtsamples_ext.report.rating_sample import RatingRound, answers_table
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.report.render import terminal_leaderboard
+from helm_mtsamples_ext.report.review import nothing_to_rate
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.suite import load_suite
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
@@ -142,6 +143,10 @@ def _report(
     out: Path = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
     sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
+    if args.rating_sample is not None and answers_table(data.instances).empty:
+        progress.say(
+            f"warning: --rating-sample {args.rating_sample}: nothing to rate: {nothing_to_rate(data.instances)}"
+        )
     write_report(tables, out, args.suite, data.problems, settings_text, sample, progress)
     return tables, out
 

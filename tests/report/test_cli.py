@@ -143,6 +143,19 @@ def test_model_whose_judges_all_failed(tmp_path: Path, capsys: pytest.CaptureFix
     assert png_size(tmp_path / "r" / "leaderboard.png")[0] >= 800
 
 
+def test_a_rating_sample_with_nothing_to_rate_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--rating-sample on a suite no judge scored: one warning naming the cause, and the report still written."""
+    broken = Run("acme/broken", JUDGES, {n.filename: {j: failed("call error: 500") for j in JUDGES} for n in NOTES})
+    build_suite(tmp_path, [broken])
+    assert run_report(tmp_path, tmp_path / "r", "--rating-sample", "5") == 0
+    said = capsys.readouterr().err
+    assert "warning: --rating-sample 5: nothing to rate: no judge scored any of the 9 answers" in said
+    assert (tmp_path / "r" / "report.html").stat().st_size > 0
+    build_suite(tmp_path / "ok", [STRONG_RUN])
+    assert run_report(tmp_path / "ok", tmp_path / "r2", "--rating-sample", "5") == 0
+    assert "nothing to rate" not in capsys.readouterr().err
+
+
 def test_panels_are_kept_apart(tmp_path: Path) -> None:
     """Runs judged by different panels get separate rows and are never averaged or compared together."""
     third = Run(STRONG, ["judge-three"], {n.filename: {"judge-three": ok(1, 1, 1)} for n in NOTES}, extra_args="j=3")

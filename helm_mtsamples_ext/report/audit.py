@@ -175,12 +175,14 @@ def shown_blind(row: Mapping[str, object]) -> bool:
     return _too_few(row, "n_discrimination") is None or str(row.get("verdict", "")).endswith("no information")
 
 
-def _holds_coin_toss(row: Mapping[str, object]) -> bool:
-    """The AUROC has an interval and it reaches down to a coin toss."""
-    low, high = row.get("auroc_ci_low"), row.get("auroc_ci_high")
-    if low is None or high is None or pd.isna(low) or pd.isna(high):
-        return False
-    return float(low) <= COIN_TOSS  # type: ignore[arg-type]
+def _coin_toss_shown(row: Mapping[str, object], value: float) -> str:
+    """How the AUROC sits on a coin toss, on notes enough for an interval: its interval holding 0.5, or 0.5 or
+    less in most resamples (no interval: they tie); "" when neither."""
+    low, high = _floats(row, "auroc_ci_low", "auroc_ci_high")
+    if not (np.isnan(low) or np.isnan(high)) and low <= COIN_TOSS:
+        return f"{delta_text(value, low, high, signed=False)} holds 0.5"
+    enough = int(row["n_discrimination"]) >= MINIMUMS.notes_for_verdict  # type: ignore[call-overload]
+    return f"{value:.2f} in most resamples" if enough and value <= COIN_TOSS else ""
 
 
 def delta_text(value: float, low: float, high: float, signed: bool = True) -> str:
@@ -255,11 +257,9 @@ def verdict(row: Mapping[str, object], name: str = "the judge", ran: frozenset[s
     short = _too_few(row, "n_discrimination")
     if np.isnan(value):
         parts.append(_not_measured(row, "discrimination", SHUFFLED, ran, name))
-    elif short and _holds_coin_toss(row):
-        low, high = _floats(row, "auroc_ci_low", "auroc_ci_high")
-        interval = delta_text(value, low, high, signed=False)
+    elif short and (shown := _coin_toss_shown(row, value)):
         parts.append(
-            f"not shown to tell the clinician's plan from another patient's: AUROC {interval} holds 0.5 "
+            f"not shown to tell the clinician's plan from another patient's: AUROC {shown} "
             f"({int(row['n_discrimination'])} notes; a verdict needs {MINIMUMS.notes_for_audit})"  # type: ignore[call-overload]
         )
     elif short:

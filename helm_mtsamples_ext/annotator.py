@@ -119,6 +119,7 @@ class JudgeAnnotator(Annotator):
         judge_batch: bool = DEFAULT.judge_batch,
         judge_batch_fallback: bool = DEFAULT.judge_batch_fallback,
         answer_cap: int = DEFAULT.answer_cap,
+        explanation_cap: int | None = DEFAULT.explanation_cap,
     ) -> None:
         panel = panel_from_args(judges)
         args = RunEntryArgs.parse(
@@ -126,6 +127,7 @@ class JudgeAnnotator(Annotator):
             judge_structured=judge_structured, judge_max_wait=judge_max_wait,
             judge_max_concurrency=judge_max_concurrency, judge_rpm=judge_rpm,
             judge_batch=judge_batch, judge_batch_fallback=judge_batch_fallback, answer_cap=answer_cap,
+            explanation_cap=explanation_cap,
         )  # fmt: skip
         self.args = args
         self.settings = CallSettings.from_args(args, max_tokens=max_tokens, retry_base=retry_base)

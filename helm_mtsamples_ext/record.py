@@ -45,9 +45,10 @@ FAILURE, INVALID, RAW_REPLY, TOKENS, STRUCTURED, MODEL_DEPLOYMENT = (
 )
 TOKENS_IN, TOKENS_OUT = "tokens_in", "tokens_out"
 """The judge's input (prompt) and output (completion) tokens over the note's calls, as the server reported."""
-REPORTED_MODEL, SYSTEM_FINGERPRINT = "reported_model", "system_fingerprint"
-"""The model the judge's server said it ran for the verdict, and its ``system_fingerprint`` (judges/served_model.py);
-absent when the server sent none, and in records written before they were kept."""
+REPORTED_MODEL, SYSTEM_FINGERPRINT, LOADED_MODEL = "reported_model", "system_fingerprint", "loaded_model"
+"""The model the judge's server said it ran for the verdict, its ``system_fingerprint``, and the model file or
+id the server said it loaded (judges/served_model.py); absent when the server said none, and in records
+written before they were kept."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,7 @@ class JudgeEntry:
     tokens_out: int | None = None
     reported_model: str | None = None
     system_fingerprint: str | None = None
+    loaded_model: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -88,6 +90,7 @@ class JudgeEntry:
             STRUCTURED: self.structured,
             REPORTED_MODEL: self.reported_model,
             SYSTEM_FINGERPRINT: self.system_fingerprint,
+            LOADED_MODEL: self.loaded_model,
         }
         entry.update({key: value for key, value in optional.items() if value is not None})
         entry[MODEL_DEPLOYMENT] = self.model_deployment
@@ -117,6 +120,7 @@ class JudgeEntry:
             tokens_out=_count(entry.get(TOKENS_OUT)),
             reported_model=_text(entry.get(REPORTED_MODEL)),
             system_fingerprint=_text(entry.get(SYSTEM_FINGERPRINT)),
+            loaded_model=_text(entry.get(LOADED_MODEL)),
         )
 
 

@@ -47,6 +47,7 @@ ANNOTATOR_IF_SET = (
     "judge_batch",
     "judge_batch_fallback",
     "answer_cap",
+    "explanation_cap",
 )
 """Annotator arguments added later: stored only off their default, so earlier runs' run_spec.json stay equal."""
 
@@ -98,6 +99,11 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "judge_batch": lambda v: parse_bool(v, "judge_batch"),
     "judge_batch_fallback": lambda v: parse_bool(v, "judge_batch_fallback"),
     "answer_cap": lambda v: int(_number(v, "answer_cap", "a positive whole number of characters", integer=True)),
+    "explanation_cap": lambda v: (
+        None
+        if v in (None, "")
+        else int(_number(v, "explanation_cap", "a positive whole number of characters", integer=True))
+    ),
 }
 """How each argument's text (or value, from a stored run_spec.json) is read; a mistake is one line naming it."""
 
@@ -126,6 +132,8 @@ class RunEntryArgs:
     judge_batch_fallback: bool = True
     answer_cap: int = 20_000
     """Characters of an answer the judges read; a longer one is cut for judging and recorded as cut."""
+    explanation_cap: int | None = None
+    """Characters per explanation the verdict schema allows (a llama.cpp grammar keeps a small judge to it)."""
 
     @classmethod
     def parse(cls, **raw: Any) -> RunEntryArgs:

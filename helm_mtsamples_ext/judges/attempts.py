@@ -46,6 +46,7 @@ class Turn:
     messages: list[dict[str, str]] | None
     max_tokens: int
     deadline: float
+    explanation_cap: int | None = None
 
     def request(self, target: JudgeTarget, mode: str) -> Request:
         return Request(
@@ -55,7 +56,7 @@ class Turn:
             messages=self.messages,
             temperature=0.0,
             max_tokens=self.max_tokens,
-            response_format=response_format(mode),
+            response_format=response_format(mode, self.explanation_cap),
         )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from helm_mtsamples_ext.judges.cache_store import shared_store
 from helm_mtsamples_ext.judges.reply_shape import NoText, error_beside, readable, reply_shape, unreadable
-from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel, served_model
+from helm_mtsamples_ext.judges.served_model import LOADED_KEY, NOT_REPORTED, ServedModel, served_model
 
 REPLY_CAP = 64 * 1024
 """Characters of a judge reply beyond which it is a failure ("reply too long"): a verdict is a few hundred."""
@@ -97,6 +97,7 @@ class CacheTap:
         self._store = shared_store(cache)
         self._scrub = scrub
         self._local = threading.local()
+        self.loaded_model: str | None = None  # what the server said it loaded, stored with each live reply
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._cache, name)
@@ -128,7 +129,12 @@ class CacheTap:
             if problem is not None:  # raised, so HELM stores nothing
                 self._local.error = problem
                 raise problem
-            return scrub_json(readable(response), self._scrub)
+            stored = scrub_json(readable(response), self._scrub)
+            if isinstance(stored, dict):
+                stored.pop(LOADED_KEY, None)  # only what our own probe learned, never what a reply claims
+                if self.loaded_model is not None:
+                    stored[LOADED_KEY] = self.loaded_model
+            return stored
 
         response, cached = (self._store or self._cache).get(request, tapped)
         self._local.shape = reply_shape(response)  # live or replayed, and caches written before reply_shape.py

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
 from helm.clients.auto_client import AutoClient
@@ -36,7 +36,7 @@ from helm.common.request import Request
 from helm_mtsamples_ext.helm_compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
 from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, clip
-from helm_mtsamples_ext.judges.capacity import Capacity, probe_capacity
+from helm_mtsamples_ext.judges.capacity import ServerFacts, probe_server
 from helm_mtsamples_ext.judges.classify import Sent, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
 from helm_mtsamples_ext.judges.exchange import JudgeClients
@@ -139,13 +139,13 @@ class JudgeCaller:
         settings: CallSettings,
         scrub: Callable[[str], str],
         check: Callable[[str, str | None], str | None] = check_endpoint,
-        capacity: Callable[[str, str | None], Capacity | None] = probe_capacity,
+        probe: Callable[[str, str | None, str], ServerFacts] = probe_server,
     ) -> None:
         self.settings = settings
         self._scrub = scrub
         self._shared = _Shared()
         self._clients = JudgeClients(auto_client, scrub)
-        self._readiness = EndpointReadiness(lambda: auto_client.credentials, check, capacity, scrub)
+        self._readiness = EndpointReadiness(lambda: auto_client.credentials, check, probe, scrub)
         self.fatal: JudgeAccessError | None = None
         self._clock = time.monotonic
 
@@ -178,7 +178,9 @@ class JudgeCaller:
         """The request a direct call's first turn sends now (the judge's current response_format): batch.py
         submits exactly this, so a batch answer lands under the direct call's cache key."""
         _, _, formats = self._state(target)
-        return Turn(prompt, None, self.settings.max_tokens, 0.0).request(target, formats.current)
+        return Turn(prompt, None, self.settings.max_tokens, 0.0, self.settings.explanation_cap).request(
+            target, formats.current
+        )
 
     def gates(self) -> dict[str, EndpointGate]:
         """The endpoints' gates so far (for the progress bar: who is waiting, at what limit)."""
@@ -226,7 +228,8 @@ class JudgeCaller:
         """The judge's verdict, or why there is none. Raises JudgeAccessError when the run must stop.
 
         ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
-        turn = Turn(prompt, None, self.settings.max_tokens, self._clock() + self.settings.max_wait)
+        settings = self.settings
+        turn = Turn(prompt, None, settings.max_tokens, self._clock() + settings.max_wait, settings.explanation_cap)
         outcome = CallOutcome()
         previous: str | None = None
         for _ in range(1 + self.settings.repair_turns):
@@ -240,7 +243,7 @@ class JudgeCaller:
             if max_tokens is None or sent.text == previous:  # the same bad reply again: more turns would get it again
                 return outcome
             previous = sent.text
-            turn = Turn(prompt, _repair_messages(prompt, sent.text), max_tokens, turn.deadline)
+            turn = replace(turn, messages=_repair_messages(prompt, sent.text), max_tokens=max_tokens)
         return outcome
 
     def _send(self, target: JudgeTarget, turn: Turn) -> tuple[Sent, str | None]:
@@ -252,6 +255,7 @@ class JudgeCaller:
             return replayed
         self._readiness.ready(target, gate, self._stop_run_with)
         deployment = target.model_deployment
+        self._clients.loaded(deployment, self._readiness.loaded_model(target.endpoint))
         attempts = TurnAttempts(
             target, turn, gate, breaker, formats, self.settings,
             exchange=lambda request: self._clients.exchange(deployment, request),

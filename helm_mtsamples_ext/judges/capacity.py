@@ -9,8 +9,11 @@ server) takes one request at a time; sending it 16 lost 7 of 10 notes of the key
   ``owned_by: "me"`` and ``permissions: []``, which no other server we know writes; it serves one at a time.
 Any other server keeps the configured ``judge_max_concurrency`` and the gate adapts (``throttle.py``).
 
-Asked once per endpoint, with the endpoint check, before its first live call; a run answered from HELM's
-cache asks nothing. No answer, a refusal or anything unexpected means "unknown", never a failure.
+The same two answers say which model the server loaded (``served_model.loaded_model``): a local server
+answers to any name, so the name asked says nothing of the weights. Asked once per endpoint, with the
+endpoint check, before its first live call; a run answered from HELM's cache asks nothing (its replies
+stored what the live call learned). No answer, a refusal or anything unexpected means "unknown", never a
+failure.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import requests
 
 from helm_mtsamples_ext.judges.endpoints import api_url, bearer_headers, split_query
+from helm_mtsamples_ext.judges.served_model import loaded_model
 
 PROBE_TIMEOUT = 10.0
 LLAMA_CPP_PYTHON = "llama-cpp-python's server serves one request at a time"
@@ -34,6 +38,14 @@ class Capacity:
 
     slots: int
     source: str
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What one endpoint's server said of itself: calls at once (None: unknown) and the model it loaded."""
+
+    capacity: Capacity | None
+    loaded_model: str | None
 
 
 def server_root(base_url: str) -> str:
@@ -70,10 +82,15 @@ def _get_json(url: str, headers: dict[str, str], timeout: float) -> Any:
         return None
 
 
-def probe_capacity(base_url: str, key: str | None, timeout: float = PROBE_TIMEOUT) -> Capacity | None:
-    """The endpoint's capacity if its server says it (``/props``, then the ``/v1/models`` signature), else None."""
+def probe_server(base_url: str, key: str | None, asked: str, timeout: float = PROBE_TIMEOUT) -> ServerFacts:
+    """The endpoint's capacity (``/props``, then the ``/v1/models`` signature) and the model loaded for the
+    name ``asked``, each None where the server does not say; each route asked once."""
     headers = bearer_headers(key)
-    found = from_props(_get_json(f"{server_root(base_url)}/props", headers, timeout))
-    if found is None:
-        found = from_models(_get_json(api_url(base_url, "/models"), headers, timeout))
-    return found
+    props = _get_json(f"{server_root(base_url)}/props", headers, timeout)
+    models = _get_json(api_url(base_url, "/models"), headers, timeout)
+    return ServerFacts(from_props(props) or from_models(models), loaded_model(props, models, asked))
+
+
+def probe_capacity(base_url: str, key: str | None, timeout: float = PROBE_TIMEOUT) -> Capacity | None:
+    """The endpoint's capacity if its server says it, else None."""
+    return probe_server(base_url, key, "", timeout).capacity

@@ -35,6 +35,7 @@ def judge_entry(judge: JudgeTarget, outcome: CallOutcome, scrub: Callable[[str],
         tokens_out=outcome.tokens_out,
         reported_model=_scrubbed(outcome.served.reported_model, scrub),
         system_fingerprint=_scrubbed(outcome.served.system_fingerprint, scrub),
+        loaded_model=_scrubbed(outcome.served.loaded_model, scrub),
     )
 
 

@@ -74,6 +74,12 @@ class JudgeClients:
                 self._clients[deployment] = client
             return self._clients[deployment]
 
+    def loaded(self, deployment: str, model: str | None) -> None:
+        """The model the deployment's server said it loaded, stored with each of its live replies from now on."""
+        tap = install_tap(self.get(deployment), self._scrub)
+        if tap is not None:
+            tap.loaded_model = model
+
     def exchange(self, deployment: str, request: Request) -> Sent:
         """One request through HELM's client and cache, classified."""
         client = self.get(deployment)

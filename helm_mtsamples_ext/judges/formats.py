@@ -65,13 +65,27 @@ class JudgeResponseFormat(ResponseFormat):
     mode: str = "json_schema"
 
 
-def response_format(mode: str) -> JudgeResponseFormat | None:
+def verdict_schema(explanation_cap: int | None = None) -> dict[str, Any]:
+    """The verdict's schema; with ``explanation_cap``, each explanation at most that many characters.
+
+    Why a cap: a small local judge constrained to the schema writes one explanation until ``max_tokens`` cuts
+    it (SmolLM2-135M: 5,000 characters, then 10,000 on the longer retry, minutes a call on two cores). A
+    llama.cpp grammar honours ``maxLength``, so the verdict closes in a few hundred tokens. Off by default:
+    the schema is part of every request, hence of HELM's cache key, and OpenAI's strict mode refuses it."""
+    if explanation_cap is None:
+        return VERDICT_SCHEMA
+    capped = _dimension_schema()
+    capped["properties"]["explanation"]["maxLength"] = explanation_cap
+    return {**VERDICT_SCHEMA, "properties": {dim: capped for dim in DIMENSIONS}}
+
+
+def response_format(mode: str, explanation_cap: int | None = None) -> JudgeResponseFormat | None:
     """The ``Request.response_format`` for a concrete mode (``off`` → None)."""
     if mode == "off":
         return None
     if mode not in FALLBACK_ORDER:
         raise ValueError(f"not a concrete structured-output mode: {mode!r}")
-    return JudgeResponseFormat(json_schema=VERDICT_SCHEMA, mode=mode)
+    return JudgeResponseFormat(json_schema=verdict_schema(explanation_cap), mode=mode)
 
 
 def modes_to_try(setting: str, supported: tuple[str, ...] = FALLBACK_ORDER) -> tuple[str, ...]:

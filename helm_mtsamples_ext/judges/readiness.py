@@ -2,8 +2,8 @@
 
 Why once and late: a run answered from HELM's cache needs no server at all, so nothing is asked until a
 live call is due; then the endpoint is checked (``endpoints.check_endpoint``: an HTML page or no server
-fails the run at once with one line) and asked how many calls it takes at once (``capacity.probe_capacity``,
-which caps its gate). Until then the fan-out starts one call at it, so no call waits out its deadline
+fails the run at once with one line) and asked how many calls it takes at once and which model it loaded
+(``capacity.probe_server``: the first caps its gate, the second goes into each live reply's record). Until then the fan-out starts one call at it, so no call waits out its deadline
 behind a capacity of 1, unless a call was answered from the cache (a re-run still fans out).
 """
 
@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from helm.common.hierarchical_logger import hlog
 
-from helm_mtsamples_ext.judges.capacity import Capacity
+from helm_mtsamples_ext.judges.capacity import ServerFacts
 from helm_mtsamples_ext.judges.throttle import EndpointGate
 from helm_mtsamples_ext.panel import JudgeTarget
 
@@ -28,12 +28,13 @@ class EndpointReadiness:
         self,
         credentials: Callable[[], Mapping[str, Any]],
         check: Callable[[str, str | None], str | None],
-        capacity: Callable[[str, str | None], Capacity | None],
+        probe: Callable[[str, str | None, str], ServerFacts],
         scrub: Callable[[str], str],
     ) -> None:
         self._credentials = credentials
         self._check = check
-        self._capacity = capacity
+        self._probe = probe
+        self._loaded: dict[str, str | None] = {}  # endpoint: the model its server said it loaded
         self._scrub = scrub
         self._endpoint_urls: set[str] = set()  # endpoints of judges served at a judge_base_url
         self._checks: dict[str, str | None] = {}
@@ -72,8 +73,20 @@ class EndpointReadiness:
         if problem is not None:
             stop_run(f"judge {target.name!r}: {problem}")
 
+    def loaded_model(self, endpoint: str) -> str | None:
+        """The model the endpoint's server said it loaded (None: not asked yet, or it does not say)."""
+        with self._lock:
+            return self._loaded.get(endpoint)
+
     def _learn_capacity(self, target: JudgeTarget, gate: EndpointGate, key: str | None) -> None:
-        """Cap the endpoint's gate at what its server says it takes at once (one line when that lowers it)."""
-        found = self._capacity(target.base_url or "", key)
+        """Cap the endpoint's gate at what its server says it takes at once (one line when that lowers it), and
+        keep the model it loaded (one line naming it: the judge's name alone may be any name the server echoes)."""
+        facts = self._probe(target.base_url or "", key, target.name)
+        found = facts.capacity
         if found is not None and gate.learned(found.slots, found.source):
             hlog(f"{target.where}: {found.source}: at most {found.slots} judge call(s) at once")
+        if facts.loaded_model is not None:
+            loaded = self._scrub(facts.loaded_model)
+            with self._lock:
+                self._loaded[target.endpoint] = loaded
+            hlog(f"{target.where}: its server loaded {loaded!r} (recorded with each verdict as loaded_model)")

@@ -32,6 +32,7 @@ class CallSettings:
     max_concurrency: int  # judge_max_concurrency, per endpoint
     rpm: float | None  # judge_rpm, per endpoint
     breaker_cooldown: float
+    explanation_cap: int | None = None  # explanation_cap: characters per explanation in the verdict schema
     max_tokens: int = 1024
     retry_base: float = 0.5
     timeout_retries: int = 1
@@ -50,5 +51,6 @@ class CallSettings:
             max_concurrency=args.judge_max_concurrency,
             rpm=args.judge_rpm,
             breaker_cooldown=breaker_cooldown(args.judge_timeout),
+            explanation_cap=args.explanation_cap,
             **knobs,
         )

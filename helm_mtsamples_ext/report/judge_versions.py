@@ -3,8 +3,9 @@
 Why: a hosted judge changes behind a fixed name. A suite extended months later replays its first notes from
 HELM's cache (the old model's verdicts) and judges the new ones live (today's model), and nothing in the
 rewards shows it. The record keeps, per verdict, the ``model`` and ``system_fingerprint`` the server's reply
-named (judges/served_model.py); this table counts them per judge, and a judge whose verdicts came from more
-than one reported model, or more than one fingerprint, is named in a WARNING line.
+named and the model its server said it loaded (judges/served_model.py): a local server echoes any name, so
+only the last tells a 135M model from a 7B one behind the same name. This table counts them per judge, and a
+judge whose verdicts came from more than one of any of them is named in a WARNING line.
 
 Only verdicts that counted (status ``ok``) are counted. A verdict whose server reported nothing, or whose
 record predates these fields, has a blank model or fingerprint: it is counted on its own row but never
@@ -15,8 +16,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-VERSION_COLUMNS = ["panel", "judge", "reported_model", "system_fingerprint", "n"]
-_VALUES = ["reported_model", "system_fingerprint"]
+VERSION_COLUMNS = ["panel", "judge", "reported_model", "system_fingerprint", "loaded_model", "n"]
+_VALUES = ["reported_model", "system_fingerprint", "loaded_model"]
+_WHAT = {
+    "reported_model": "reported models",
+    "system_fingerprint": "system fingerprints",
+    "loaded_model": "loaded models",
+}
 
 
 def judge_versions(instances: pd.DataFrame) -> pd.DataFrame:
@@ -46,7 +52,7 @@ def version_warnings(versions: pd.DataFrame) -> list[str]:
         mixed = [c for c in _VALUES if rows.loc[rows[c] != "", c].nunique() > 1]
         if not mixed:
             continue
-        what = " and ".join("reported models" if c == "reported_model" else "system fingerprints" for c in mixed)
+        what = " and ".join(_WHAT[c] for c in mixed)
         seen = "; ".join(_listed(rows, c) for c in mixed)
         lines.append(
             f"WARNING: Judge {judge} (panel {panel}): its verdicts came from more than one of its server's {what}: "

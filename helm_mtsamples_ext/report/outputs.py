@@ -36,7 +36,7 @@ PAUSE_ENV = "HELM_MTSAMPLES_REPORT_PAUSE"
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
-    "tokens_in", "tokens_out", "reported_model", "system_fingerprint",
+    "tokens_in", "tokens_out", "reported_model", "system_fingerprint", "loaded_model",
 ]  # fmt: skip
 
 

@@ -65,6 +65,7 @@ def judge_rows(record: object, judges: list[str], asked: bool = True) -> list[di
                 "judge_model": entry.model_deployment if entry is not None else None,
                 "reported_model": entry.reported_model if entry is not None else None,
                 "system_fingerprint": entry.system_fingerprint if entry is not None else None,
+                "loaded_model": entry.loaded_model if entry is not None else None,
             }
         )
     return rows

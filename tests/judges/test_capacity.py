@@ -12,11 +12,14 @@ import pytest
 from helm_mtsamples_ext.judges.capacity import (
     LLAMA_CPP_PYTHON,
     Capacity,
+    ServerFacts,
     from_models,
     from_props,
     probe_capacity,
+    probe_server,
     server_root,
 )
+from helm_mtsamples_ext.judges.served_model import loaded_model
 from tests.judges.test_call import SHORT, make_caller, target
 from tests.servers.judge import JudgeServer
 
@@ -90,3 +93,33 @@ def test_a_capacity_above_the_configured_concurrency_changes_nothing(tmp_path: P
         judge = target(caller, server.base_url, "a")
         caller.call(judge, SHORT)
         assert (caller.gates()[judge.endpoint].max_concurrency, caller.limit_of(judge.endpoint)) == (4, 4)
+
+
+@pytest.mark.parametrize(
+    ("props", "models", "asked", "loaded"),
+    [
+        ({"model_path": "/models/qwen2.5-7b-q4_k_m.gguf", "total_slots": 1}, None, "judge", "qwen2.5-7b-q4_k_m.gguf"),
+        (None, {"data": [{"id": "/home/u/SmolLM2-135M-Instruct.Q4_1.gguf", "owned_by": "me"}]}, "smollm2-135m",
+         "SmolLM2-135M-Instruct.Q4_1.gguf"),
+        (None, {"data": [{"id": "C:\\models\\smol.gguf"}]}, "smol", "smol.gguf"),
+        (None, {"data": [{"id": "qwen", "root": "Qwen/Qwen2.5-7B-Instruct"}]}, "qwen", "Qwen/Qwen2.5-7B-Instruct"),
+        (None, {"data": [{"id": "qwen", "root": "/srv/weights/qwen7b"}]}, "qwen", "qwen7b"),
+        (None, {"data": [{"id": "qwen", "root": "qwen"}]}, "qwen", None),
+        (None, {"data": [{"id": "smollm2-135m", "owned_by": "me"}]}, "smollm2-135m", None),
+        (None, {"data": [{"id": "a.gguf"}, {"id": "b.gguf"}]}, "a", None),
+        ({"model_path": 7}, {"data": "x"}, "a", None),
+        ([1], [2], "a", None),
+    ],
+    ids=["llama-server props", "llama-cpp-python no alias", "windows path", "vllm root", "vllm local root",
+         "vllm root is the name", "an alias hides the file", "two files", "junk", "not objects"],
+)  # fmt: skip
+def test_the_loaded_model_is_read_where_the_server_says_it(
+    props: Any, models: Any, asked: str, loaded: str | None
+) -> None:
+    assert loaded_model(props, models, asked) == loaded
+
+
+def test_the_server_is_asked_its_loaded_model_over_http_with_its_capacity() -> None:
+    with JudgeServer({"a": "steady"}, owned_by="me", model_file="/m/SmolLM2-135M-Instruct.Q4_1.gguf") as server:
+        facts = probe_server(server.base_url, None, "a")
+    assert facts == ServerFacts(Capacity(1, LLAMA_CPP_PYTHON), "SmolLM2-135M-Instruct.Q4_1.gguf")

@@ -20,6 +20,7 @@ from helm_mtsamples_ext.judges.formats import (
     json_object_format,
     modes_to_try,
     response_format,
+    verdict_schema,
 )
 from helm_mtsamples_ext.rubric import DIMENSIONS
 
@@ -276,3 +277,13 @@ def test_a_judge_with_no_format_to_move_to_never_waits(modes: tuple[str, ...]) -
     memory = FormatMemory(modes)
     with memory.first_live_call():
         assert not memory._probe.locked()
+
+
+def test_an_explanation_cap_bounds_each_explanation_and_no_cap_keeps_the_stored_schema() -> None:
+    """The schema is in HELM's cache key: without a cap it is byte-for-byte the schema stored suites sent."""
+    assert verdict_schema() is VERDICT_SCHEMA
+    capped = verdict_schema(200)
+    for dim in DIMENSIONS:
+        assert capped["properties"][dim]["properties"]["explanation"] == {"type": "string", "maxLength": 200}
+        assert "maxLength" not in VERDICT_SCHEMA["properties"][dim]["properties"]["explanation"]
+    assert response_format("json_object", 200).json_schema == capped  # type: ignore[union-attr]

@@ -13,11 +13,10 @@ from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed, ok, read
 
 
-def rows(*spec: tuple[str, str, Any, Any]) -> pd.DataFrame:
-    """Instances rows: (judge, status, reported_model, system_fingerprint), all in panel a+b."""
-    return pd.DataFrame(
-        [{"panel": "a+b", "judge": j, "status": s, "reported_model": m, "system_fingerprint": f} for j, s, m, f in spec]
-    )
+def rows(*spec: tuple[Any, ...]) -> pd.DataFrame:
+    """Instances rows: (judge, status, reported_model, system_fingerprint[, loaded_model]), all in panel a+b."""
+    keys = ("judge", "status", "reported_model", "system_fingerprint", "loaded_model")
+    return pd.DataFrame([{"panel": "a+b", "loaded_model": None, **dict(zip(keys, row))} for row in spec])
 
 
 def test_verdicts_are_counted_per_reported_model_and_fingerprint() -> None:
@@ -33,9 +32,9 @@ def test_verdicts_are_counted_per_reported_model_and_fingerprint() -> None:
     )
     assert list(table.columns) == VERSION_COLUMNS
     assert table.values.tolist() == [
-        ["a+b", "a", "judge-v2", "fp_2", 2],
-        ["a+b", "a", "judge-v1", "fp_1", 1],
-        ["a+b", "b", "llama", "", 1],
+        ["a+b", "a", "judge-v2", "fp_2", "", 2],
+        ["a+b", "a", "judge-v1", "fp_1", "", 1],
+        ["a+b", "b", "llama", "", "", 1],
     ]
 
 
@@ -44,16 +43,18 @@ def test_verdicts_are_counted_per_reported_model_and_fingerprint() -> None:
     [
         ([("a", "ok", "judge-v1", None), ("a", "ok", "judge-v2", None)], "reported models: judge-v1 (1 verdicts)"),
         ([("a", "ok", "m", "fp_1"), ("a", "ok", "m", "fp_2")], "system fingerprints: fp_1 (1 verdicts), fp_2"),
+        # a local server echoes the asked name: only the file it loaded tells the two models apart
+        ([("a", "ok", "m", None, "smol.gguf"), ("a", "ok", "m", None, "qwen7b.gguf")], "loaded models: smol.gguf"),
         ([("a", "ok", "m", "fp_1"), ("a", "ok", "m", "fp_1"), ("b", "ok", "n", None)], None),
         # unknown is not different: a record from before these were kept, or a server that sent nothing
         ([("a", "ok", "m", "fp_1"), ("a", "ok", None, None), ("a", "ok", "m", None)], None),
         # one model per judge, but the two judges differ: nothing mixed
         ([("a", "ok", "m", None), ("b", "ok", "n", None)], None),
     ],
-    ids=["two-models", "two-fingerprints", "one-each", "unknown-is-not-different", "judges-differ"],
+    ids=["two-models", "two-fingerprints", "two-loaded-files", "one-each", "unknown-is-not-different", "judges-differ"],
 )
 def test_a_judge_is_warned_about_only_when_its_known_versions_are_more_than_one(
-    spec: list[tuple[str, str, Any, Any]], warned: str | None
+    spec: list[tuple[Any, ...]], warned: str | None
 ) -> None:
     lines = version_warnings(judge_versions(rows(*spec)))
     if warned is None:
@@ -64,8 +65,8 @@ def test_a_judge_is_warned_about_only_when_its_known_versions_are_more_than_one(
 
 
 def test_a_table_without_the_columns_or_without_verdicts_gives_blank_versions() -> None:
-    old = rows(("a", "ok", None, None)).drop(columns=["reported_model", "system_fingerprint"])
-    assert judge_versions(old).values.tolist() == [["a+b", "a", "", "", 1]]
+    old = rows(("a", "ok", None, None)).drop(columns=["reported_model", "system_fingerprint", "loaded_model"])
+    assert judge_versions(old).values.tolist() == [["a+b", "a", "", "", "", 1]]
     none = judge_versions(rows(("a", "failed", "m", None)))
     assert none.empty and list(none.columns) == VERSION_COLUMNS and version_warnings(none) == []
 
@@ -80,16 +81,18 @@ def test_the_report_writes_judge_versions_csv_and_warns_in_stdout_and_report_md(
         model = "judge-v1" if i < 3 else "judge-v2"
         verdicts[note.filename] = {
             one: {**ok(4, 4, 4), "reported_model": model, "system_fingerprint": f"fp_{model[-1]}"},
-            two: {**ok(3, 3, 3), "reported_model": "steady-7b"} if i else failed("call error: 500"),
+            two: {**ok(3, 3, 3), "reported_model": "steady-7b", "loaded_model": "steady.gguf"}
+            if i
+            else failed("call error: 500"),
         }
     build_suite(tmp_path, [Run("acme/m", JUDGES, verdicts)])
     assert run_report(tmp_path, tmp_path / "r") == 0
     versions = read(tmp_path / "r", "judge_versions").fillna("")
     panel = "+".join(JUDGES)
     assert versions.values.tolist() == [
-        [panel, one, "judge-v2", "fp_2", len(NOTES) - 3],
-        [panel, one, "judge-v1", "fp_1", 3],
-        [panel, two, "steady-7b", "", len(NOTES) - 1],
+        [panel, one, "judge-v2", "fp_2", "", len(NOTES) - 3],
+        [panel, one, "judge-v1", "fp_1", "", 3],
+        [panel, two, "steady-7b", "", "steady.gguf", len(NOTES) - 1],
     ]
     out = capsys.readouterr().out
     (warning,) = [line for line in out.splitlines() if "more than one" in line]  # judge-two's one model: no line

@@ -89,7 +89,9 @@ value, the last one repeated: a server slowing down under load), ``cancel_on_clo
 ``llama-server`` does; either way ``closed_while_serving`` counts the served calls whose client hung up and
 ``served_seconds`` lists how long each served call held the server), ``owned_by="me"`` (``GET /v1/models`` as
 llama-cpp-python's server writes it: ``owned_by: "me"``, ``permissions: []``) and ``props_slots=N``
-(``GET /props`` answers ``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404).
+(``GET /props`` answers ``total_slots: N`` as llama.cpp's ``llama-server`` does; without it ``/props`` is a 404);
+``model_file="/path/x.gguf"`` (a server started on one file without an alias: ``/v1/models`` lists only the
+file, and ``/props`` names it as ``model_path``).
 
 What the server says it ran: each completion's ``model`` is ``reported_model`` when set, else the model asked
 for, and it carries ``system_fingerprint`` when set (OpenAI's, absent from most local servers). Both are plain
@@ -311,6 +313,7 @@ class JudgeServer:
         props_slots: int | None = None,
         reported_model: str | None = None,
         system_fingerprint: str | None = None,
+        model_file: str | None = None,
     ) -> None:
         self.judges = {m: b if isinstance(b, Behaviour) else Behaviour(b) for m, b in judges.items()}
         self.latency = latency
@@ -334,6 +337,7 @@ class JudgeServer:
         self.props_slots = props_slots
         self.reported_model = reported_model
         self.system_fingerprint = system_fingerprint
+        self.model_file = model_file
         self.served_at_once = 0  # calls being served (past the one-at-a-time queue) right now
         self.max_served_at_once = 0
         self._serving = False
@@ -805,10 +809,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_raw(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
         elif urlsplit(self.path).path.rstrip("/").endswith("/models"):
             extra = {"permissions": []} if server.owned_by == "me" else {}
-            models = [{"id": m, "object": "model", "owned_by": server.owned_by, **extra} for m in server.judges]
+            listed = [server.model_file] if server.model_file is not None else list(server.judges)
+            models = [{"id": m, "object": "model", "owned_by": server.owned_by, **extra} for m in listed]
             self._send(200, {"object": "list", "data": models})
         elif self.path == "/props" and server.props_slots is not None:
-            self._send(200, {"total_slots": server.props_slots, "default_generation_settings": {"n_ctx": 4096}})
+            path = {"model_path": server.model_file} if server.model_file is not None else {}
+            props = {"total_slots": server.props_slots, "default_generation_settings": {"n_ctx": 4096}, **path}
+            self._send(200, props)
         else:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 

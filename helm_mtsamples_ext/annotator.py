@@ -24,9 +24,13 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
-from helm_mtsamples_ext.families import creator_of
-from helm_mtsamples_ext.judges.answer_cap import CutAnswer, judged_answer
-from helm_mtsamples_ext.judges.batch import BATCH_DIR, BatchItem, BatchSettings, batch_all
+from helm_mtsamples_ext.common.answer_cap import CutAnswer, judged_answer
+from helm_mtsamples_ext.common.families import creator_of
+from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
+from helm_mtsamples_ext.common.panel import panel_from_args
+from helm_mtsamples_ext.common.record import ANNOTATION_KEY
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
 from helm_mtsamples_ext.judges.endpoints import scrub
@@ -37,10 +41,6 @@ from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.suite_progress import suite_position
-from helm_mtsamples_ext.outside_text import encodable, encodable_text
-from helm_mtsamples_ext.panel import panel_from_args
-from helm_mtsamples_ext.record import ANNOTATION_KEY
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
 DEFAULT = RunEntryArgs()
 """The annotator's defaults are the run entry's (run_entry_args.py): a run_spec.json that leaves an argument

@@ -45,17 +45,17 @@ from helm.common.hierarchical_logger import hlog
 from helm.common.request import ErrorFlags, GeneratedOutput, Request, RequestResult, Token
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.controls import (
+from helm_mtsamples_ext.custom_manifest import resolve_manifest
+from helm_mtsamples_ext.data.controls import (
     CONTROL_KINDS,
     CONTROL_ORGANIZATION,
     ControlNote,
     control_answers,
     control_model_name,
 )
-from helm_mtsamples_ext.custom_manifest import resolve_manifest
-from helm_mtsamples_ext.data import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
 from helm_mtsamples_ext.scenario import build_instances, loaded_notes_dir
-from helm_mtsamples_ext.sections import EXTRACTION_MODES
 
 CLIENT_CLASS = names.CONTROL_CLIENT_CLASS
 TOKENIZER_NAME = f"{CONTROL_ORGANIZATION}/characters"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from helm.common.hierarchical_logger import hwarn
 
-from helm_mtsamples_ext.data import DataError, ManifestEntry, load_manifest, parse_manifest
+from helm_mtsamples_ext.data.notes import DataError, ManifestEntry, load_manifest, parse_manifest
 
 MANIFEST_ENV = "MTSAMPLES_PROCEDURES_MANIFEST"
 

@@ -23,11 +23,11 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
-from helm_mtsamples_ext.failure_reasons import reasons_text, record_failures
-from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
-from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
-from helm_mtsamples_ext.scoring import (
+from helm_mtsamples_ext.scoring.failure_reasons import reasons_text, record_failures
+from helm_mtsamples_ext.scoring.reward import (
     EMPTY_ANSWER,
     JUDGE_FAILURE_RATE,
     JUDGE_FAILURES,
@@ -44,9 +44,9 @@ from helm_mtsamples_ext.scoring import (
     rating_matrix,
     score_note,
 )
-from helm_mtsamples_ext.stat_metadata import metric_metadata
-from helm_mtsamples_ext.unjudged import Unjudged, failure_kinds
-from helm_mtsamples_ext.verdict_view import run_view
+from helm_mtsamples_ext.scoring.stat_metadata import metric_metadata
+from helm_mtsamples_ext.scoring.unjudged import Unjudged, failure_kinds
+from helm_mtsamples_ext.scoring.verdict_view import run_view
 
 DEFAULT_MAX_UNJUDGED = RunEntryArgs().max_unjudged
 

@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     register_builtin_configs_from_helm_package()
     register_configs_from_directory(args.local_path)
     import helm_mtsamples_ext.plugin  # noqa: F401  (registers the control models)
-    from helm_mtsamples_ext.model_check import known_models
+    from helm_mtsamples_ext.helm_host.model_check import known_models
 
     names = [name for name in known_models() if args.text.lower() in name.lower()]
     print("\n".join(names))

@@ -17,7 +17,7 @@ It first checks the installed HELM (helm_compat.py): crfm-helm 0.5.16 or medhelm
 
 from __future__ import annotations
 
-from helm_mtsamples_ext.helm_compat import check_helm
+from helm_mtsamples_ext.helm_host.compat import check_helm
 
 check_helm()  # before anything imports `helm`: no HELM, two of them, or an unknown one fails with one line
 
@@ -25,7 +25,7 @@ from helm.benchmark import run_spec as helm_run_spec  # noqa: E402
 from helm.common.hierarchical_logger import hlog  # noqa: E402
 
 from helm_mtsamples_ext.controls_client import register_control_models  # noqa: E402
-from helm_mtsamples_ext.nltk_quiet import import_helm_reference_metrics_quietly  # noqa: E402
+from helm_mtsamples_ext.helm_host.nltk_quiet import import_helm_reference_metrics_quietly  # noqa: E402
 from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, run_entry  # noqa: E402
 
 

@@ -25,11 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from helm_mtsamples_ext.atomic import replace_file
+from helm_mtsamples_ext.common.atomic import replace_file
+from helm_mtsamples_ext.common.outside_text import terminal
+from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
+from helm_mtsamples_ext.common.suite_name import suite_problem
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
-from helm_mtsamples_ext.outside_text import terminal
 from helm_mtsamples_ext.report.cells import safe_rows
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
@@ -41,8 +43,6 @@ from helm_mtsamples_ext.report.judged_answers import (
     sample_runs,
 )
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.run_entry_args import RECHECK_CALLS_WITHOUT_YES
-from helm_mtsamples_ext.suite_name import suite_problem
 
 
 def _positive(text: str) -> int:

@@ -31,8 +31,8 @@ from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
-from helm_mtsamples_ext.data import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
-from helm_mtsamples_ext.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
+from helm_mtsamples_ext.data.notes import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
 
 MAX_NOTE_BYTES = 1_000_000
 """The largest pinned note is ~15 KB; anything near a megabyte is not an operative note, and

@@ -34,9 +34,9 @@ from typing import Any
 import yaml
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.atomic import write_text_whole
-from helm_mtsamples_ext.outside_text import terminal
-from helm_mtsamples_ext.suite_name import suite_problem
+from helm_mtsamples_ext.common.atomic import write_text_whole
+from helm_mtsamples_ext.common.outside_text import terminal
+from helm_mtsamples_ext.common.suite_name import suite_problem
 
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
 SCHEMA_PATH: str = str(Path(__file__).resolve().parent / SCHEMA_FILENAME)
@@ -90,8 +90,8 @@ def _metric_entry(metadata: Any) -> dict[str, Any]:
 
 def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[str, Any], list[str]]:
     """The shipped schema adapted to these runs, and a note for each column left out (with why) or stat guessed."""
-    from helm_mtsamples_ext.scoring import run_stat_names
-    from helm_mtsamples_ext.stat_metadata import PER_JUDGE_GROUP, metric_metadata
+    from helm_mtsamples_ext.scoring.reward import run_stat_names
+    from helm_mtsamples_ext.scoring.stat_metadata import PER_JUDGE_GROUP, metric_metadata
 
     schema = copy.deepcopy(base)
     defined = {m["name"] for m in schema["metrics"]}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.data import DataError
+from helm_mtsamples_ext.data.notes import DataError
 from tests.pinned_notes import NotesUnavailable, locate_pinned_notes
 from tests.synthetic_notes import SyntheticNotes, write_synthetic_notes
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from helm_mtsamples_ext.data import (
+from helm_mtsamples_ext.data.notes import (
     BASE_URL_ENV,
     DEFAULT_BASE_URL,
     PINNED_COMMIT,

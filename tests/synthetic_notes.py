@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helm_mtsamples_ext.custom_manifest import MANIFEST_ENV, manifest_for
-from helm_mtsamples_ext.data import BASE_URL_ENV
+from helm_mtsamples_ext.data.notes import BASE_URL_ENV
 from tests.servers.mirror import NoteMirror
 
 OBGYN = "Medical Specialty:Obstetrics / Gynecology"

@@ -20,12 +20,12 @@ from helm.common.general import parallel_map
 from helm.common.request import ErrorFlags, RequestResult, Token
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_answer
+from helm_mtsamples_ext.common.record import ANNOTATION_KEY
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, endpoint_deployment_name
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.record import ANNOTATION_KEY
-from helm_mtsamples_ext.rubric import DIMENSIONS
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 from tests.servers.judge import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
 

@@ -219,7 +219,7 @@ def test_one_judge_panel_reports_no_alpha() -> None:
 
 def test_metadata_covers_every_stat_the_metric_emits() -> None:
     """get_metadata names every stat name emitted (so --auto-generate-schema labels them); the texts and groups
-    are stat_metadata's rules (tests/test_stat_metadata.py)."""
+    are stat_metadata's rules (tests/scoring/test_stat_metadata.py)."""
     panel = ["gpt-4o-mini", "claude"]
     records = [
         {"gpt-4o-mini": judge(1, 2, 3), "claude": judge(2, 2, 4), "failed_judges": []},

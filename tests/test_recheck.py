@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.recheck import main
-from helm_mtsamples_ext.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from tests.report.suites import JUDGES, Note, Run, build_main_suite, build_suite, ok, write_foreign_run
 
 

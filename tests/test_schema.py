@@ -17,8 +17,8 @@ from helm_mtsamples_ext import schema as schema_module
 from helm_mtsamples_ext.run_spec import resolve_judges
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
 from helm_mtsamples_ext.schema import METRIC_CLASS, SCENARIO_CLASS, SCHEMA_PATH
-from helm_mtsamples_ext.scoring import JURY_SCORE, REWARD, instance_stat_names, run_stat_names
-from helm_mtsamples_ext.stat_metadata import metric_metadata
+from helm_mtsamples_ext.scoring.reward import JURY_SCORE, REWARD, instance_stat_names, run_stat_names
+from helm_mtsamples_ext.scoring.stat_metadata import metric_metadata
 
 # MedHELM's three-vendor jury, read from the file HELM itself ships.
 HELM_JURY = str(resources.files("helm.benchmark.scenarios.medhelm").joinpath("judges.yaml"))

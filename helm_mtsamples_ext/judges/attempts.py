@@ -18,6 +18,7 @@ from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
+from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.judges.cache_tap import clip
 from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.deadline import exchange_limit
@@ -25,7 +26,6 @@ from helm_mtsamples_ext.judges.formats import FormatMemory, response_format
 from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import NOTICE_EVERY, Breaker, EndpointGate, GateTimeout, backoff
-from helm_mtsamples_ext.panel import JudgeTarget
 
 
 class JudgeAccessError(SystemExit):

@@ -33,7 +33,8 @@ from helm.clients.openai_client import OpenAIClient
 from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 
-from helm_mtsamples_ext.helm_compat import ensure_deployment
+from helm_mtsamples_ext.common.panel import JudgeTarget
+from helm_mtsamples_ext.helm_host.compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
 from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, clip
 from helm_mtsamples_ext.judges.capacity import ServerFacts, probe_server
@@ -44,11 +45,10 @@ from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, mode
 from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
-from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.reply.verdict import Verdict, parse_verdict
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
-from helm_mtsamples_ext.judges.verdict import Verdict, parse_verdict
-from helm_mtsamples_ext.panel import JudgeTarget
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
 

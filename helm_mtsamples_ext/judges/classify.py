@@ -15,8 +15,8 @@ import openai
 from helm.common.request import RequestResult
 
 from helm_mtsamples_ext.judges.cache_tap import NotACompletion, NotCached, ReplyTooLong, clip
-from helm_mtsamples_ext.judges.reply_shape import NoText
-from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.reply.shape import NoText
 from helm_mtsamples_ext.judges.throttle import parse_retry_after
 
 CONTEXT_FAILURE = "prompt too long for the judge's context"

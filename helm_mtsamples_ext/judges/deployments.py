@@ -8,6 +8,8 @@ where the judge is and which setting holds its key, for error messages that neve
 
 from __future__ import annotations
 
+from helm_mtsamples_ext.common.panel import JudgeSpec, JudgeTarget
+from helm_mtsamples_ext.helm_host.model_check import hosted_key_hint
 from helm_mtsamples_ext.judges.endpoints import (
     EndpointKey,
     endpoint_host,
@@ -15,8 +17,6 @@ from helm_mtsamples_ext.judges.endpoints import (
     normalise_base_url,
     register_endpoint_deployment,
 )
-from helm_mtsamples_ext.model_check import hosted_key_hint
-from helm_mtsamples_ext.panel import JudgeSpec, JudgeTarget
 
 
 def judge_target(spec: JudgeSpec, keys: dict[str, EndpointKey], timeout: float) -> JudgeTarget:

@@ -40,10 +40,10 @@ from helm.clients.openai_client import OpenAIClient
 from helm.common.request import Request, RequestResult
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.helm_compat import endpoint_tokenizer_name
+from helm_mtsamples_ext.common.secrets import is_key
+from helm_mtsamples_ext.helm_host.compat import endpoint_tokenizer_name
 from helm_mtsamples_ext.judges.deadline import whole_call_http_client
 from helm_mtsamples_ext.judges.formats import JudgeResponseFormat, json_object_format
-from helm_mtsamples_ext.masking import is_key
 
 API_KEY_ENV = "JUDGE_API_KEY"
 API_KEY_CREDENTIAL = "judgeApiKey"

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 
 from helm.common.hierarchical_logger import hwarn
 
+from helm_mtsamples_ext.common.panel import JudgeTarget
+from helm_mtsamples_ext.common.record import FAILED, OK, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.call import CallOutcome
-from helm_mtsamples_ext.panel import JudgeTarget
-from helm_mtsamples_ext.record import FAILED, OK, JudgeEntry, NoteRecord
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 def judge_entry(judge: JudgeTarget, outcome: CallOutcome, scrub: Callable[[str], str]) -> JudgeEntry:

@@ -20,11 +20,11 @@ from helm.clients.client import Client
 from helm.clients.openai_client import OpenAIClient
 from helm.common.request import Request, RequestResult
 
-from helm_mtsamples_ext.helm_compat import check_helm
-from helm_mtsamples_ext.judges.batch import direct_key
+from helm_mtsamples_ext.helm_host.compat import check_helm
+from helm_mtsamples_ext.judges.batch.run import direct_key
 from helm_mtsamples_ext.judges.cache_tap import NotCached, install_tap
 from helm_mtsamples_ext.judges.classify import Sent, classify
-from helm_mtsamples_ext.judges.served_model import NOT_REPORTED
+from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED
 
 _QUIET = threading.local()
 

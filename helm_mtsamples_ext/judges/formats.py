@@ -27,7 +27,7 @@ from typing import Any
 
 from helm.common.response_format import ResponseFormat
 
-from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
+from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off")
 FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")

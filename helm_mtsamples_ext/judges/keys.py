@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
 
+from helm_mtsamples_ext.common.panel import JudgeSpec
+from helm_mtsamples_ext.common.secrets import key_problem, reachable_keys
 from helm_mtsamples_ext.judges.endpoints import (
     PLACEHOLDER_API_KEY,
     EndpointKey,
@@ -23,8 +25,6 @@ from helm_mtsamples_ext.judges.endpoints import (
     resolve_endpoint_keys,
     secrets_of,
 )
-from helm_mtsamples_ext.masking import key_problem, reachable_keys
-from helm_mtsamples_ext.panel import JudgeSpec
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 
-from helm_mtsamples_ext.rubric import QUESTIONS
+from helm_mtsamples_ext.common.rubric import QUESTIONS
 
 __all__ = ["FIXED_PART", "build_prefix_prompt"]
 

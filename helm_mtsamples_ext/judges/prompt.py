@@ -10,9 +10,9 @@ import hashlib
 import re
 from string import Template
 
-from helm_mtsamples_ext.judges.explanations import MIN_EXPLANATION_WORDS, NOT_OWN_WORDS, explanation_problem
+from helm_mtsamples_ext.common.rubric import QUESTIONS
 from helm_mtsamples_ext.judges.prefix_prompt import build_prefix_prompt
-from helm_mtsamples_ext.rubric import QUESTIONS
+from helm_mtsamples_ext.judges.reply.explanations import MIN_EXPLANATION_WORDS, NOT_OWN_WORDS, explanation_problem
 
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
 

@@ -3,8 +3,9 @@
 Why once and late: a run answered from HELM's cache needs no server at all, so nothing is asked until a
 live call is due; then the endpoint is checked (``endpoints.check_endpoint``: an HTML page or no server
 fails the run at once with one line) and asked how many calls it takes at once and which model it loaded
-(``capacity.probe_server``: the first caps its gate, the second goes into each live reply's record). Until then the fan-out starts one call at it, so no call waits out its deadline
-behind a capacity of 1, unless a call was answered from the cache (a re-run still fans out).
+(``capacity.probe_server``: the first caps its gate, the second goes into each live reply's record).
+Until then the fan-out starts one call at it, so no call waits out its deadline behind a capacity of 1,
+unless a call was answered from the cache (a re-run still fans out).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any, NoReturn
 
 from helm.common.hierarchical_logger import hlog
 
+from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.judges.capacity import ServerFacts
 from helm_mtsamples_ext.judges.throttle import EndpointGate
-from helm_mtsamples_ext.panel import JudgeTarget
 
 
 class EndpointReadiness:

@@ -20,6 +20,8 @@ from typing import Any
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import BlackHoleCacheBackendConfig
 
+from helm_mtsamples_ext.common.panel import JudgeSpec
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.call import JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
 from helm_mtsamples_ext.judges.endpoints import scrub
@@ -27,8 +29,6 @@ from helm_mtsamples_ext.judges.entries import note_record
 from helm_mtsamples_ext.judges.fanout import FanOut
 from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.panel import JudgeSpec
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
 Question = tuple[str, tuple[str, ...]]
 """(the judge prompt, the texts in it no verdict is read from): one answer to ask the panel about."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 
 MIN_BREAKER_COOLDOWN = 5.0
 

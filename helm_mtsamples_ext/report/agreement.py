@@ -28,10 +28,10 @@ import numpy as np
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from helm_mtsamples_ext.common.rubric import MAX_SCORE, MIN_SCORE
 from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report.stats import BootstrapSettings, mean_ci
 from helm_mtsamples_ext.report.ties import settled
-from helm_mtsamples_ext.rubric import MAX_SCORE, MIN_SCORE
 
 
 def _quiet(statistic: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[np.ndarray, np.ndarray], float]:

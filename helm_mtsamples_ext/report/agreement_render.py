@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 def _num(value: float, digits: int = 2) -> str:

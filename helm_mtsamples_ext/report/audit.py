@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from helm_mtsamples_ext.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
+from helm_mtsamples_ext.data.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
 from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
 from helm_mtsamples_ext.report.ties import settled

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report import leave_one_out as loo
 from helm_mtsamples_ext.report.agreement import percentile_interval, resample_counts, round_half_up
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 @dataclass(frozen=True)

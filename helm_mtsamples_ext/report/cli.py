@@ -27,8 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from helm_mtsamples_ext.masking import machine_keys, mask_table
-from helm_mtsamples_ext.outside_text import encodable_table, terminal
+from helm_mtsamples_ext.common.outside_text import encodable_table, terminal
+from helm_mtsamples_ext.common.secrets import machine_keys, mask_table
+from helm_mtsamples_ext.common.suite_name import suite_problem
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
@@ -39,7 +40,6 @@ from helm_mtsamples_ext.report.review import nothing_to_rate
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.suite import load_suite
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
-from helm_mtsamples_ext.suite_name import suite_problem
 
 
 def _resamples(text: str) -> int:

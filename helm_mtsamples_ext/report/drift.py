@@ -30,11 +30,11 @@ from typing import Any, TypeVar
 import numpy as np
 from scipy import stats
 
-from helm_mtsamples_ext.record import FAILED, REPORTED_MODEL, STATUS, SYSTEM_FINGERPRINT
+from helm_mtsamples_ext.common.record import FAILED, REPORTED_MODEL, STATUS, SYSTEM_FINGERPRINT
+from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, normalise_score
 from helm_mtsamples_ext.report.evidence import MINIMUMS, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.ties import settled
-from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, normalise_score
 
 K = TypeVar("K", bound=Hashable)
 

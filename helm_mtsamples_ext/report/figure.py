@@ -17,9 +17,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.report.ties import settled
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 
 def wrap_name(name: str, width: int = 28) -> str:

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report.agreement import (
     bias,
@@ -38,8 +39,7 @@ from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.medhelm_pairs import medhelm_baseline
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
 from helm_mtsamples_ext.report.ties import settled
-from helm_mtsamples_ext.rubric import DIMENSIONS
-from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
+from helm_mtsamples_ext.scoring.reward import ordinal_alpha, ratings_matrix
 
 PANEL_ROW = "(panel)"
 CLINICIANS_ROW = "(clinicians)"

@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from helm_mtsamples_ext.judges.answer_cap import judged_answer
+from helm_mtsamples_ext.common.answer_cap import judged_answer
+from helm_mtsamples_ext.common.panel import OUR_ANNOTATOR, JudgeSpec, panel_from_args
+from helm_mtsamples_ext.common.record import ANNOTATION_KEY, RESERVED_KEYS
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
-from helm_mtsamples_ext.panel import OUR_ANNOTATOR, JudgeSpec, panel_from_args
-from helm_mtsamples_ext.record import ANNOTATION_KEY, RESERVED_KEYS
 from helm_mtsamples_ext.report.drift import Said, draw_sample
 from helm_mtsamples_ext.report.suite import NOT_RUNS, is_ours
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
 CALL_KNOBS = ("max_tokens", "retry_base")
 """Annotator arguments that are not run-entry arguments (CallSettings knobs), used as stored when present."""

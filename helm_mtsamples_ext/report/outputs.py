@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 from helm.common.hierarchical_logger import hlog
 
-from helm_mtsamples_ext.atomic import whole_directory
+from helm_mtsamples_ext.common.atomic import whole_directory
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cells import write_csv
 from helm_mtsamples_ext.report.cost import cost_markdown
@@ -25,7 +26,6 @@ from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
 from helm_mtsamples_ext.report.review import write_review
 from helm_mtsamples_ext.report.tables import audit_lines
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 FIGURE_NAME = "leaderboard.png"
 TABLES = ("instances", "leaderboard", "pairwise", "by_specialty", "judge_self_preference", "judge_audit",

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit import control_kind
-from helm_mtsamples_ext.rubric import DIMENSIONS
-from helm_mtsamples_ext.scoring import AlphaResult, ordinal_alpha, ratings_matrix
+from helm_mtsamples_ext.scoring.reward import AlphaResult, ordinal_alpha, ratings_matrix
 
 PANEL_ALPHA_COLUMNS = [f"panel_alpha_{dim}" for dim in DIMENSIONS]
 ANSWERS_COLUMN = "panel_alpha_answers"

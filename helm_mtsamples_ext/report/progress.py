@@ -14,7 +14,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from helm_mtsamples_ext.outside_text import terminal
+from helm_mtsamples_ext.common.outside_text import terminal
 
 SHOW_AFTER = 3.0
 """Seconds a report runs before its bar shows: "more than a few seconds"."""

@@ -31,10 +31,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from helm_mtsamples_ext.outside_text import encodable_text
+from helm_mtsamples_ext.common.outside_text import encodable_text
+from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 from helm_mtsamples_ext.report.cells import restore
 from helm_mtsamples_ext.report.rater_names import lookalike_groups, rater_key, shown_name
-from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
 COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")
 """The exported file's header, in order (the review page's Export writes exactly these)."""

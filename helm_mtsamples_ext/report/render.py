@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.outside_text import markdown, terminal
+from helm_mtsamples_ext.common.outside_text import markdown, terminal
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
@@ -16,7 +17,6 @@ from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
 from helm_mtsamples_ext.report.pairwise import CONTROL
 from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
 from helm_mtsamples_ext.report.self_preference import self_preference_markdown
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 MISSING = "missing"
 """Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""

@@ -17,10 +17,10 @@ from typing import Any
 
 import pandas as pd
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound, answer_key, choose
 from helm_mtsamples_ext.report.ties import settled
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 FOLD_LINES = 4
 """Lines of a reference or answer shown before the rest is folded."""

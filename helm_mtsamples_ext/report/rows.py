@@ -13,11 +13,11 @@ from typing import Any
 
 from helm.benchmark.scenarios.scenario import CORRECT_TAG
 
-from helm_mtsamples_ext.failure_reasons import NO_ANNOTATION, NOT_RUN
-from helm_mtsamples_ext.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
-from helm_mtsamples_ext.rubric import DIMENSIONS
-from helm_mtsamples_ext.scoring import score_note
-from helm_mtsamples_ext.sections import specialty_of
+from helm_mtsamples_ext.common.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.data.sections import specialty_of
+from helm_mtsamples_ext.scoring.failure_reasons import NO_ANNOTATION, NOT_RUN
+from helm_mtsamples_ext.scoring.reward import score_note
 
 SCORED_COLUMNS = [*DIMENSIONS, "judge_reward", "note_reward"]
 

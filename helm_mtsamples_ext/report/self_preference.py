@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helm_mtsamples_ext.families import family_key
+from helm_mtsamples_ext.common.families import family_key
 from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.evidence import too_few
 from helm_mtsamples_ext.report.self_preference_fit import Answers, fit

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied
 from helm_mtsamples_ext.report.ties import settled
-from helm_mtsamples_ext.rubric import DIMENSIONS
-from helm_mtsamples_ext.scoring import ordinal_alpha, ratings_matrix
+from helm_mtsamples_ext.scoring.reward import ordinal_alpha, ratings_matrix
 
 KEYS = ["panel", "model"]
 """A leaderboard row: results of different judge panels are never pooled."""

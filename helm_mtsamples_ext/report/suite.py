@@ -16,11 +16,11 @@ import pandas as pd
 from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.panel import OUR_ANNOTATOR, judge_families, panel_of
-from helm_mtsamples_ext.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.common.panel import OUR_ANNOTATOR, judge_families, panel_of
+from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
 from helm_mtsamples_ext.report.stats import KEYS
-from helm_mtsamples_ext.verdict_view import suite_view
+from helm_mtsamples_ext.scoring.verdict_view import suite_view
 
 OUR_SCENARIO = names.SCENARIO_CLASS
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
 from helm_mtsamples_ext.report.answer_failures import failure_shares, flagged_pairs, with_failure_shares
 from helm_mtsamples_ext.report.answer_failures import warning_lines as failure_warnings
 from helm_mtsamples_ext.report.audit import judge_audit
@@ -27,6 +26,7 @@ from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
 from helm_mtsamples_ext.report.ranks import with_ranks
 from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
 from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table
+from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
 
 
 def build_tables(

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helm_mtsamples_ext.controls import PADDING_SENTENCES
+from helm_mtsamples_ext.data.controls import PADDING_SENTENCES
 from tests.e2e.helm_tools import P, helm_tool, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.synthetic_notes import SyntheticNotes

@@ -20,7 +20,7 @@ import pytest
 from tests.e2e.helm_tools import user_env
 
 REPO = Path(__file__).resolve().parents[2]
-REAL_DATA_FILES = ["tests/test_scenario.py", "tests/test_data.py"]
+REAL_DATA_FILES = ["tests/test_scenario.py", "tests/data/test_notes.py"]
 REAL_DATA_TESTS = 3  # the 131 instances (test_scenario), the shipped manifest and the 429 through a mirror (test_data)
 HOW = "set MTSAMPLES_PROCEDURES_BASE_URL to a mirror URL, a file:// URL or a directory holding the 429 pinned notes"
 

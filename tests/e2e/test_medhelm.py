@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.helm_compat import check_distribution
-from helm_mtsamples_ext.nltk_quiet import EXPLANATION
+from helm_mtsamples_ext.helm_host.compat import check_distribution
+from helm_mtsamples_ext.helm_host.nltk_quiet import EXPLANATION
 from tests.e2e.helm_tools import helm_tool, request_states, run_dir, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.synthetic_notes import OBGYN, SyntheticNotes

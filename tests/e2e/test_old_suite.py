@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.helm_compat import check_distribution
+from helm_mtsamples_ext.helm_host.compat import check_distribution
 from tests.e2e.helm_tools import P, helm_tool, user_env
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "old_suite" / check_distribution().name

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.helm_compat import check_distribution
+from helm_mtsamples_ext.helm_host.compat import check_distribution
 from helm_mtsamples_ext.report.review_data import fold
 from helm_mtsamples_ext.schema import SCHEMA_PATH
 from tests.e2e.helm_tools import (

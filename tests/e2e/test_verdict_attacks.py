@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.helm_compat import installed_distributions
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.helm_host.compat import installed_distributions
 from tests.e2e.helm_tools import (
     P,
     helm_tool,

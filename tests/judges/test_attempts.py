@@ -7,13 +7,13 @@ from typing import NoReturn
 
 import pytest
 
+from helm_mtsamples_ext.common.panel import JudgeTarget
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
 from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
-from helm_mtsamples_ext.panel import JudgeTarget
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 
 TARGET = JudgeTarget("j", "j", "host/j", "host", "http://host/v1", "JUDGE_API_KEY_1", "http://host/v1")
 OK = Sent("ok", text="{}")

@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from helm_mtsamples_ext.judges.cache_tap import CacheTap
-from helm_mtsamples_ext.judges.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from tests.judges.sdk_errors import http_request, status_error
 
 

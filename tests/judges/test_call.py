@@ -14,6 +14,8 @@ import pytest
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
+from helm_mtsamples_ext.common.panel import JudgeTarget
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, STORED_REPLY_CAP
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeAccessError, JudgeCaller
 from helm_mtsamples_ext.judges.endpoints import (
@@ -24,8 +26,6 @@ from helm_mtsamples_ext.judges.endpoints import (
     scrub,
 )
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.panel import JudgeTarget
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 from tests.servers.judge import Behaviour, JudgeServer
 
 KEY = "sk-secret-echoed-4242abcd"

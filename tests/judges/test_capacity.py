@@ -19,7 +19,7 @@ from helm_mtsamples_ext.judges.capacity import (
     probe_server,
     server_root,
 )
-from helm_mtsamples_ext.judges.served_model import loaded_model
+from helm_mtsamples_ext.judges.reply.served_model import loaded_model
 from tests.judges.test_call import SHORT, make_caller, target
 from tests.servers.judge import JudgeServer
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
 
+from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.judges.deployments import judge_target
 from helm_mtsamples_ext.judges.endpoints import EndpointKey, endpoint_host
-from helm_mtsamples_ext.panel import JudgeSpec
 
 URL = "http://127.0.0.1:7/v1"
 

@@ -248,7 +248,7 @@ def client() -> JudgeEndpointClient:
     # medhelm 0.8's OpenAIClient takes a tokenizer (helm_compat); crfm-helm 0.5.16's takes none.
     from helm.tokenizers.simple_tokenizer import SimpleTokenizer
 
-    from helm_mtsamples_ext.helm_compat import JUDGE_TOKENIZER, openai_client_needs_tokenizer
+    from helm_mtsamples_ext.helm_host.compat import JUDGE_TOKENIZER, openai_client_needs_tokenizer
 
     tokenizer = {"tokenizer": SimpleTokenizer(), "tokenizer_name": JUDGE_TOKENIZER}
     return JudgeEndpointClient(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helm.common.response_format import ResponseFormat
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.formats import (
     FALLBACK_ORDER,
     VERDICT_SCHEMA,
@@ -22,7 +23,6 @@ from helm_mtsamples_ext.judges.formats import (
     response_format,
     verdict_schema,
 )
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties"}
 JSON_TYPES: dict[str, Any] = {"object": dict, "string": str}

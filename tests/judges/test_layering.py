@@ -17,7 +17,7 @@ import helm_mtsamples_ext
 
 PACKAGE_DIR = Path(helm_mtsamples_ext.__file__).parent
 PACKAGE = PACKAGE_DIR.name
-METRIC_SIDE = (f"{PACKAGE}.scoring", f"{PACKAGE}.metric")
+METRIC_SIDE = (f"{PACKAGE}.scoring.reward", f"{PACKAGE}.metric")
 
 
 def _module_name(path: Path) -> str:
@@ -87,5 +87,5 @@ def test_no_judges_module_reaches_scoring_or_metric_through_another_module(modul
 
 def test_the_check_sees_an_import_of_the_metric_side() -> None:
     """The checker itself: the metric module imports scoring, so a chain from it is found."""
-    assert chain_to_metric_side(f"{PACKAGE}.metric") == [f"{PACKAGE}.metric", f"{PACKAGE}.scoring"]
-    assert f"{PACKAGE}.scoring" in imported_by(f"{PACKAGE}.metric")
+    assert chain_to_metric_side(f"{PACKAGE}.metric") == [f"{PACKAGE}.metric", f"{PACKAGE}.scoring.reward"]
+    assert f"{PACKAGE}.scoring.reward" in imported_by(f"{PACKAGE}.metric")

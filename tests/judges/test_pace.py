@@ -11,6 +11,8 @@ from typing import Any
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
+from helm_mtsamples_ext.common.panel import JudgeTarget
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.call import JudgeCaller
 from helm_mtsamples_ext.judges.endpoints import (
     PLACEHOLDER_API_KEY,
@@ -21,8 +23,6 @@ from helm_mtsamples_ext.judges.endpoints import (
 )
 from helm_mtsamples_ext.judges.pace import PACE_FACTOR, Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.panel import JudgeTarget
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 from tests.servers.judge import Behaviour, JudgeServer
 
 FIXED = {"accuracy": 4, "completeness": 3, "clarity": 5}

@@ -10,9 +10,9 @@ from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesPr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
 from helm_mtsamples_ext.judges.prompt import HELM_FENCED, REPAIR_INSTRUCTION, build_prompt, strip_think
-from helm_mtsamples_ext.judges.verdict import parse_verdict
-from helm_mtsamples_ext.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
+from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
 from tests.states import request_state
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from helm_mtsamples_ext.common.panel import JudgeSpec
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
-from helm_mtsamples_ext.panel import JudgeSpec
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 from tests.servers.judge import Behaviour, JudgeServer
 
 KEY = "sk-recheck-credentials-conf-5d1e"

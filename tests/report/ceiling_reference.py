@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pandas as pd
 
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report.agreement import (
     constant,
@@ -35,7 +36,6 @@ from helm_mtsamples_ext.report.agreement import (
     spearman,
 )
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.rubric import DIMENSIONS
 
 Statistic = Callable[[np.ndarray, np.ndarray], float]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helm_mtsamples_ext.controls import CONTROL_ORGANIZATION
-from helm_mtsamples_ext.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.data.controls import CONTROL_ORGANIZATION
 
 PANEL = "judge"
 RUN = "sim"

@@ -16,7 +16,9 @@ from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed, ok, rea
 def rows(*spec: tuple[Any, ...]) -> pd.DataFrame:
     """Instances rows: (judge, status, reported_model, system_fingerprint[, loaded_model]), all in panel a+b."""
     keys = ("judge", "status", "reported_model", "system_fingerprint", "loaded_model")
-    return pd.DataFrame([{"panel": "a+b", "loaded_model": None, **dict(zip(keys, row))} for row in spec])
+    return pd.DataFrame(
+        [{"panel": "a+b", "loaded_model": None, **dict(zip(keys[: len(row)], row, strict=True))} for row in spec]
+    )
 
 
 def test_verdicts_are_counted_per_reported_model_and_fingerprint() -> None:

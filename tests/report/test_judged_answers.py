@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from helm_mtsamples_ext.annotator import prompt_of
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.report.judged_answers import (
     SampleTooLarge,
     SuiteUnreadable,
     judged_runs,
     sample_runs,
 )
-from helm_mtsamples_ext.run_entry_args import RunEntryArgs
 from tests.report.suites import JUDGES, STRONG, WEAK, Run, build_main_suite, build_suite, ok, run_name
 from tests.states import request_state
 

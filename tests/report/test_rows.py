@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from helm_mtsamples_ext.report.rows import judge_rows
-from helm_mtsamples_ext.scoring import score_note
+from helm_mtsamples_ext.scoring.reward import score_note
 from tests.report.reports import run_report
 from tests.report.suites import (
     JUDGES,

@@ -1,0 +1,1 @@
+"""The batch path: a run's judge calls submitted to a provider's batch API, its ledger and its results."""

@@ -1,0 +1,2 @@
+"""The reward: its arithmetic, the same-verdict rule, unjudged notes, failure reasons and stat metadata.
+Imports only ``common``; never HELM."""

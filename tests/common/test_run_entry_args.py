@@ -1,0 +1,102 @@
+"""run_entry_args.py: the run entry's arguments, typed, with their defaults written once in the package."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+import helm_mtsamples_ext
+from helm_mtsamples_ext.annotator import JudgeAnnotator
+from helm_mtsamples_ext.common.run_entry_args import _PARSERS, ANNOTATOR_ALWAYS, ANNOTATOR_IF_SET, RunEntryArgs
+from helm_mtsamples_ext.judges.settings import CallSettings
+
+PACKAGE = Path(helm_mtsamples_ext.__file__).parent
+
+
+def test_every_argument_has_a_parser_and_parsing_nothing_gives_the_defaults() -> None:
+    assert set(_PARSERS) == {f.name for f in fields(RunEntryArgs)}
+    assert RunEntryArgs.parse() == RunEntryArgs()
+
+
+def test_parsing_the_defaults_as_text_gives_the_defaults() -> None:
+    """What run_spec.json stores (and a run entry's text) reads back to the same value, so a stored annotator
+    argument and the default it was written from never differ."""
+    text = {f.name: str(getattr(RunEntryArgs(), f.name)) for f in fields(RunEntryArgs) if f.name != "judges"}
+    text = {k: v for k, v in text.items() if v != "None"}
+    assert RunEntryArgs.parse(**text) == RunEntryArgs()
+
+
+def test_earlier_runs_annotator_arguments_are_stored_as_before() -> None:
+    """The first release stored judge_prompt, use_think and judge_timeout; later arguments only off their default."""
+    assert RunEntryArgs().annotator_args() == {"judge_prompt": "prefix", "use_think": False, "judge_timeout": 120.0}
+    assert RunEntryArgs(judge_max_wait=60.0).annotator_args()["judge_max_wait"] == 60.0
+    assert RunEntryArgs().metric_args() == {}
+
+
+def test_the_annotator_takes_every_stored_argument_with_the_run_entrys_default() -> None:
+    """A default written twice can drift: the annotator's are read from RunEntryArgs, and this holds them equal."""
+    parameters = inspect.signature(JudgeAnnotator.__init__).parameters
+    default = RunEntryArgs()
+    for name in (*ANNOTATOR_ALWAYS, *ANNOTATOR_IF_SET):
+        assert parameters[name].default == getattr(default, name), name
+    assert parameters["max_tokens"].default == CallSettings.max_tokens
+    assert parameters["retry_base"].default == CallSettings.retry_base
+
+
+def _literal_bindings(tree: ast.AST) -> list[tuple[str, object, int]]:
+    """(name, value, line) of every number literal bound to a name: a parameter default, a keyword argument, a
+    class attribute or an assignment."""
+    found: list[tuple[str, object, int]] = []
+
+    def add(name: str, value: ast.expr | None) -> None:
+        if isinstance(value, ast.Constant) and type(value.value) in (int, float):
+            found.append((name, value.value, value.lineno))
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            positional = [*node.args.posonlyargs, *node.args.args]
+            defaulted = positional[len(positional) - len(node.args.defaults) :]
+            for arg, value in zip(defaulted, node.args.defaults, strict=True):
+                add(arg.arg, value)
+            for arg, kw_value in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
+                add(arg.arg, kw_value)
+        elif isinstance(node, ast.keyword) and node.arg:
+            add(node.arg, node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            add(node.target.id, node.value)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    add(target.id, node.value)
+    return found
+
+
+SETTINGS = {
+    **{f.name: f.name for f in fields(CallSettings)},
+    **{f.name: f.name for f in fields(RunEntryArgs)},
+    **{f.name.removeprefix("judge_"): f.name for f in fields(RunEntryArgs) if f.name.startswith("judge_")},
+}
+"""Every name a judging setting goes by: its run-entry name, its call-settings name (judge_timeout is timeout)."""
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [f.name for f in fields(RunEntryArgs) if type(f.default) in (int, float)]
+    + [f.name for f in fields(CallSettings) if type(f.default) in (int, float)],
+)
+def test_a_settings_default_is_written_once_in_the_package(setting: str) -> None:
+    """judge_timeout=120, judge_max_wait=900, judge_max_concurrency=16 were each written three times (run_spec,
+    annotator, CallSettings). Now every default is a literal in RunEntryArgs or CallSettings only, and
+    everything else reads it from there."""
+    default = next(f.default for cls in (RunEntryArgs, CallSettings) for f in fields(cls) if f.name == setting)
+    written = [
+        f"{path.relative_to(PACKAGE)}:{line} {name}={value}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for name, value, line in _literal_bindings(ast.parse(path.read_text(encoding="utf-8")))
+        if SETTINGS.get(name) == setting and value == default
+    ]
+    assert len(written) == 1, written

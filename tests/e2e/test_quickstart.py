@@ -69,7 +69,9 @@ def test_the_conf_fills_the_one_variable_into_each_run_entry(monkeypatch: pytest
     """Read as HELM reads conf files (HOCON): the four controls and simple/model1, each with the README's judge."""
     judge = exported_judge()
     assert judge == "judges=smollm2-135m,judge_base_url=http://127.0.0.1:8081/v1"  # the model the README starts
-    assert descriptions(monkeypatch, judge) == [f"{P}:model={m},max_unjudged=1,{judge}" for m in MODELS]
+    assert descriptions(monkeypatch, judge) == [
+        f"{P}:model={m},max_unjudged=1,explanation_cap=200,{judge}" for m in MODELS
+    ]
 
 
 def test_without_the_variable_building_the_run_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,6 +138,7 @@ def test_the_readme_quickstart_runs_as_written_with_no_key(mirror: NoteMirror, t
     assert len(answered) == 5 * 10, "each of the five runs judged its ten notes once"
     assert most_at_once == 1
     assert all(r.prompt.startswith(FIXED_PART) for r in answered), "a new suite gets the prefix prompt"
+    assert {r.explanation_max for r in answered if r.response_format} == {200}, "the conf's explanation_cap"
     runs = sorted(
         p.name for p in (tmp_path / "benchmark_output" / "runs" / "quickstart").iterdir() if p.name.startswith(P)
     )

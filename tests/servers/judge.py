@@ -257,6 +257,7 @@ class RecordedRequest:
     response_format: str | None = None  # its "type"
     max_tokens: int | None = None
     turns: int = 1  # user messages: 2 or more is a repair turn
+    explanation_max: int | None = None  # the schema's maxLength on accuracy's explanation (explanation_cap)
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,7 @@ class JudgeServer:
             response_format.get("type") if isinstance(response_format, dict) else None,
             body.get("max_tokens"),
             len(users),
+            _explanation_max(response_format),
         )
 
     def payload_of(self, record: RecordedRequest, reply: Reply) -> dict[str, Any]:
@@ -888,3 +890,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             pass
+
+
+def _explanation_max(response_format: Any) -> int | None:
+    """The ``maxLength`` the request's verdict schema puts on accuracy's explanation (either way of sending it)."""
+    if not isinstance(response_format, dict):
+        return None
+    schema = response_format.get("schema") or (response_format.get("json_schema") or {}).get("schema") or {}
+    try:
+        return schema["properties"]["accuracy"]["properties"]["explanation"].get("maxLength")
+    except (KeyError, TypeError, AttributeError):
+        return None

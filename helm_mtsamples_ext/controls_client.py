@@ -53,9 +53,15 @@ from helm_mtsamples_ext.data.controls import (
     control_answers,
     control_model_name,
 )
-from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data.notes import (
+    DataError,
+    ensure_notes,
+    resolve_base_url,
+    resolve_cache_dir,
+    verified_notes_dir,
+)
 from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
-from helm_mtsamples_ext.scenario import build_instances, loaded_notes_dir
+from helm_mtsamples_ext.scenario import build_instances
 
 CLIENT_CLASS = names.CONTROL_CLIENT_CLASS
 TOKENIZER_NAME = f"{CONTROL_ORGANIZATION}/characters"
@@ -150,7 +156,7 @@ _indexes: dict[Path, ControlIndex] = {}
 
 def notes_dir() -> Path:
     """Where this process's scenario read the notes; else ``MTSAMPLES_PROCEDURES_CACHE_DIR``, else HELM's default."""
-    return loaded_notes_dir() or resolve_cache_dir(HELM_DEFAULT_NOTES_DIR)
+    return verified_notes_dir() or resolve_cache_dir(HELM_DEFAULT_NOTES_DIR)
 
 
 def control_index(directory: Path | None = None) -> ControlIndex:

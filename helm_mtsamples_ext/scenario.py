@@ -2,18 +2,15 @@
 
 Replaces HELM 0.5.16's `MTSamplesProceduresScenario`, which lists files through the GitHub API
 (no offline use, rate limits), forgets to URL-quote file names (three instances lost to `#`),
-and drops any note whose header appears only in lower case. See `sections.py` for the rules.
+and drops any note whose header appears only in lower case. See `data/sections.py` for the rules. A thin
+adapter: the samples are made in `data/instances.py`, the notes fetched and verified in `data/notes.py`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import threading
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from helm.benchmark.presentation.taxonomy_info import TaxonomyInfo
 from helm.benchmark.scenarios.scenario import (
@@ -31,32 +28,15 @@ from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
-from helm_mtsamples_ext.data.notes import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
-from helm_mtsamples_ext.data.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
-
-MAX_NOTE_BYTES = 1_000_000
-"""The largest pinned note is ~15 KB; anything near a megabyte is not an operative note, and
-would blow the model's context window and the judges' budget."""
-
-
-_notes_dir_lock = threading.Lock()
-_notes_dir: Path | None = None
-
-
-def loaded_notes_dir() -> Path | None:
-    """Where this process's scenario last found its verified notes, or None if it has not loaded.
-
-    The control models (``controls_client.py``) read the notes there: HELM hands a client only the
-    request, never the run's output path, and the scenario runs before any request of its run.
-    """
-    with _notes_dir_lock:
-        return _notes_dir
-
-
-def _record_notes_dir(path: Path) -> None:
-    global _notes_dir
-    with _notes_dir_lock:
-        _notes_dir = path
+from helm_mtsamples_ext.data.instances import NO_HEADER, NoteSample, build_samples
+from helm_mtsamples_ext.data.notes import (
+    NoteHostUnreachable,
+    ensure_notes,
+    remember_verified_dir,
+    resolve_base_url,
+    resolve_cache_dir,
+)
+from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
 
 
 @dataclass
@@ -67,64 +47,26 @@ class NoteBatch:
     skipped: Counter[str] = field(default_factory=Counter)
 
 
-def instance_id(filename: str) -> str:
-    """A stable, file-system- and URL-safe id: readable slug plus a hash so distinct names never collide."""
-    stem = filename[:-4] if filename.lower().endswith(".txt") else filename
-    slug = re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_")[:48] or "note"
-    digest = hashlib.sha256(filename.encode("utf-8")).hexdigest()[:8]
-    return f"{slug}_{digest}"
-
-
-def decode_note(raw: bytes) -> str | None:
-    """Decode as HELM reads a note (UTF-8, universal newlines); None when it is not UTF-8."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _skip_reason_for_raw(raw: bytes) -> str | None:
-    if not raw.strip():
-        return "empty file"
-    if len(raw) > MAX_NOTE_BYTES:
-        return f"larger than {MAX_NOTE_BYTES} bytes"
-    if b"\x00" in raw:
-        return "binary file"
-    return None
+def to_instance(sample: NoteSample) -> Instance:
+    """HELM's Instance of one note sample (data/instances.py makes the samples)."""
+    return Instance(
+        id=sample.id,
+        input=Input(text=sample.input),
+        references=[Reference(Output(text=sample.reference), tags=[CORRECT_TAG])],
+        split=TEST_SPLIT,
+        extra_data=sample.extra_data,
+    )
 
 
 def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> NoteBatch:
     """Turn raw notes into Instances; every note left out is logged with its file name and counted."""
-    batch = NoteBatch()
-    for filename, raw in notes.items():
-        reason = _skip_reason_for_raw(raw)
-        text = None if reason else decode_note(raw)
-        result = extract(text, extraction) if text is not None else None
-        if not isinstance(result, Extraction):
-            reason = reason or (result.reason if result is not None else "not UTF-8 text")
-            # Most pinned notes simply have no target header: that is the data set, not bad input, so
-            # those are named at debug level (and counted); anything else is a warning.
-            log = hdebug if reason == NO_HEADER else hwarn
-            log(f"MTSamples Procedures: skipping {filename!r}: {reason}")
-            batch.skipped[reason] += 1
-            continue
-        specialty = specialty_of(text or "")  # text is set whenever result is an Extraction
-        batch.instances.append(
-            Instance(
-                id=instance_id(filename),
-                input=Input(text=result.input),
-                references=[Reference(Output(text=result.reference), tags=[CORRECT_TAG])],
-                split=TEST_SPLIT,
-                extra_data={
-                    "filename": filename,
-                    "extracted_section": result.section,
-                    "specialty": specialty,
-                    "extraction": extraction,
-                },
-            )
-        )
-    return batch
+    built = build_samples(notes, extraction)
+    for filename, reason in built.left_out:
+        # Most pinned notes simply have no target header: that is the data set, not bad input, so
+        # those are named at debug level (and counted); anything else is a warning.
+        log = hdebug if reason == NO_HEADER else hwarn
+        log(f"MTSamples Procedures: skipping {filename!r}: {reason}")
+    return NoteBatch([to_instance(sample) for sample in built.samples], built.skipped)
 
 
 class MTSamplesProceduresScenario(Scenario):
@@ -167,7 +109,7 @@ class MTSamplesProceduresScenario(Scenario):
             # One line, last: HELM's runner would print a traceback per run and a RunnerError traceback after,
             # and every other run of the command would fail the same way.
             raise SystemExit(f"mtsamples_procedures: {e}") from None
-        _record_notes_dir(cache_dir)
+        remember_verified_dir(cache_dir)
         batch = build_instances({name: path.read_bytes() for name, path in paths.items()}, self.extraction)
         skipped = ", ".join(f"{reason}: {count}" for reason, count in sorted(batch.skipped.items())) or "none"
         hlog(

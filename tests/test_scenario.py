@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario, build_instances, instance_id
+from helm_mtsamples_ext.data.instances import instance_id
+from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario, build_instances
 
 GOOD = b"Medical Specialty:Urology\nSample Name: Cystoscopy\nINDICATIONS: Hematuria.\nPLAN: Follow up in two weeks.\n"
 

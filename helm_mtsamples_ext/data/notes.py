@@ -15,6 +15,7 @@ import hashlib
 import io
 import os
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import closing
 from dataclasses import dataclass
@@ -91,6 +92,26 @@ def resolve_base_url(explicit: str | None = None) -> str:
 def resolve_cache_dir(default: str | Path) -> Path:
     """`MTSAMPLES_PROCEDURES_CACHE_DIR` (read now) > the caller's default (HELM's scenario output path)."""
     return Path(os.environ.get(CACHE_DIR_ENV) or default).expanduser()
+
+
+_verified_lock = threading.Lock()
+_verified_dir: Path | None = None
+
+
+def remember_verified_dir(path: Path) -> None:
+    """Where this process last verified the notes (the scenario calls it once the notes are in place)."""
+    global _verified_dir
+    with _verified_lock:
+        _verified_dir = path
+
+
+def verified_notes_dir() -> Path | None:
+    """Where this process last verified the notes, or None before any run loaded them.
+
+    Why a process-wide place: the control models answer from the notes, and HELM hands a client only the
+    request, never the run's output path; the scenario runs before any request of its run."""
+    with _verified_lock:
+        return _verified_dir
 
 
 def _integrity_problem(data: bytes, entry: ManifestEntry) -> str | None:

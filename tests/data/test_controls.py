@@ -37,7 +37,6 @@ from helm.common.request import Request
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext import scenario
 from helm_mtsamples_ext.controls_client import (
     DISPLAY_NAMES,
     ControlIndex,
@@ -45,6 +44,7 @@ from helm_mtsamples_ext.controls_client import (
     notes_dir,
     register_control_models,
 )
+from helm_mtsamples_ext.data import notes as notes_module
 from helm_mtsamples_ext.data.controls import (
     CONTROL_KINDS,
     PADDING_SENTENCES,
@@ -57,7 +57,7 @@ from helm_mtsamples_ext.data.controls import (
 )
 from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
-from helm_mtsamples_ext.scenario import build_instances
+from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario, build_instances
 from tests.e2e.helm_tools import helm_tool, request_states, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.synthetic_notes import HELM_INSTANCES, SECTIONS_INSTANCES, SyntheticNotes
@@ -202,7 +202,7 @@ def adapted(synthetic_notes_dir: Path, tmp_path_factory: pytest.TempPathFactory)
 
 def use_notes(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
     """No scenario has loaded in this process (as far as the client knows): it goes by the environment."""
-    monkeypatch.setattr(scenario, "_notes_dir", None)
+    monkeypatch.setattr(notes_module, "_verified_dir", None)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
 
@@ -326,7 +326,7 @@ def test_the_client_reads_the_notes_where_this_processs_scenario_loaded_them(
     """HELM tells a client nothing of the run's output path; the scenario, which runs first, does."""
     use_notes(monkeypatch, synthetic_notes.env())
     monkeypatch.delenv("MTSAMPLES_PROCEDURES_CACHE_DIR", raising=False)
-    scenario.MTSamplesProceduresScenario().get_instances(str(tmp_path / "out"))
+    MTSamplesProceduresScenario().get_instances(str(tmp_path / "out"))
     assert notes_dir() == tmp_path / "out"
 
 

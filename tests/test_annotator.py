@@ -154,7 +154,7 @@ def test_the_record_lists_judges_in_panel_order_then_the_failed_ones(
     panel_record: tuple[dict[str, Any], JudgeServer],
 ) -> None:
     record, _ = panel_record
-    assert list(record) == [*BEHAVIOURS, "failed_judges"]
+    assert list(record) == [*BEHAVIOURS, "failed_judges", "rules_version"]
     assert record["failed_judges"] == [j for j, (status, *_) in BEHAVIOURS.items() if status == "failed"]
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import sys
 
-__version__ = "0.1.0"
+from helm_mtsamples_ext._version import __version__
+
+__all__ = ["__version__"]
 
 if "helm.benchmark.run_spec" in sys.modules:
     from helm_mtsamples_ext import plugin as _plugin  # noqa: F401  (registers on import)

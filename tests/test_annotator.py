@@ -22,6 +22,7 @@ from helm.common.request import ErrorFlags, RequestResult, Token
 from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_answer
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, endpoint_deployment_name
@@ -154,7 +155,7 @@ def test_the_record_lists_judges_in_panel_order_then_the_failed_ones(
     panel_record: tuple[dict[str, Any], JudgeServer],
 ) -> None:
     record, _ = panel_record
-    assert list(record) == [*BEHAVIOURS, "failed_judges"]
+    assert list(record) == [*BEHAVIOURS, "failed_judges", "rules_version"]  # the rules it was scored under, last
     assert record["failed_judges"] == [j for j, (status, *_) in BEHAVIOURS.items() if status == "failed"]
 
 
@@ -515,7 +516,7 @@ def test_an_empty_answer_is_not_sent_to_judges(tmp_path: Path, answer: str, use_
     with JudgeServer({"steady": "steady"}) as server:
         record = make_annotator(tmp_path, judge_specs(server, ["steady"]), use_think=use_think).annotate(state(answer))
         assert server.count() == 0
-    assert record == {"failed_judges": [], "answer": "empty"}
+    assert record == {"failed_judges": [], "answer": "empty", "rules_version": RULES_VERSION}
 
 
 # ---------------------------------------------------------------- the whole run at once (annotate_all)

@@ -23,7 +23,7 @@ class CutAnswer:
 
 
 def judged_answer(answer: str, cap: int) -> CutAnswer:
-    """``answer`` cut to its first ``cap`` characters, or whole when it is no longer."""
+    """``answer`` cut to its first ``cap`` characters, or whole when it is not longer than that."""
     if len(answer) <= cap:
         return CutAnswer(answer)
     return CutAnswer(answer[:cap], len(answer))

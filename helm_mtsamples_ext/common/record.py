@@ -4,12 +4,13 @@ The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario
 (through ``scoring.score_note``), the report and the review page read it. Its dict form is therefore a
 file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
 earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, no
-``reported_model``/``system_fingerprint``, a failure only listed in ``failed_judges``, no ``model_family``) and
+``reported_model``/``system_fingerprint``, a failure only listed in ``failed_judges``, no ``model_family``, no
+``rules_version``) and
 hand-edited ones (a judge entry that is not a mapping is taken as no entry).
 
     {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
-     "failed_judges": ["<judge>", ...], "model_family": "OpenAI"}   # or, for an empty answer:
-    {"failed_judges": [], "answer": "empty"}
+     "failed_judges": ["<judge>", ...], "model_family": "OpenAI", "rules_version": 1}   # or, for an empty answer:
+    {"failed_judges": [], "answer": "empty", "rules_version": 1}
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ MODEL_FAMILY = "model_family"
 ANSWER_CUT = "answer_cut"
 """The answer's length in characters when it was longer than ``answer_cap`` and judged on its first ``answer_cap``
 characters (judges/answer_cap.py); absent when the judges read it whole."""
-RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY, ANSWER_CUT})
+RULES_VERSION_KEY = "rules_version"
+"""The rules the note was scored under (common/rules.py); absent in records written before versioning."""
+RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY, ANSWER_CUT, RULES_VERSION_KEY})
 """Record keys that are not judge names (a judge may not be named so)."""
 
 STATUS, OK, FAILED = "status", "ok", "failed"
@@ -141,10 +144,11 @@ class NoteRecord:
     empty_answer: bool = False
     model_family: str | None = None
     answer_cut: int | None = None
+    rules_version: int | None = None
 
     @classmethod
-    def empty(cls) -> NoteRecord:
-        return cls(empty_answer=True)
+    def empty(cls, rules_version: int | None = None) -> NoteRecord:
+        return cls(empty_answer=True, rules_version=rules_version)
 
     def judge_failed(self, name: str) -> bool:
         """Absent, marked failed in its entry, or listed in ``failed_judges``: a judge that counts for nothing."""
@@ -159,23 +163,25 @@ class NoteRecord:
         return entry.failure or ("marked failed" if name in self.failed_judges else "no valid dimension")
 
     def to_dict(self) -> dict[str, Any]:
+        version = {} if self.rules_version is None else {RULES_VERSION_KEY: self.rules_version}
         if self.empty_answer:
-            return {FAILED_JUDGES: [], ANSWER: EMPTY}
+            return {FAILED_JUDGES: [], ANSWER: EMPTY, **version}
         record: dict[str, Any] = {name: entry.to_dict() for name, entry in self.judges.items()}
         record[FAILED_JUDGES] = list(self.failed_judges)
         if self.model_family is not None:
             record[MODEL_FAMILY] = self.model_family
         if self.answer_cut is not None:
             record[ANSWER_CUT] = self.answer_cut
-        return record
+        return {**record, **version}
 
     @classmethod
     def from_dict(cls, record: object) -> NoteRecord | None:
         """The record, or None when there is none (not a mapping: no annotation at all)."""
         if not isinstance(record, Mapping):
             return None
+        version = _count(record.get(RULES_VERSION_KEY))
         if record.get(ANSWER) == EMPTY:
-            return cls.empty()
+            return cls.empty(version)
         listed = record.get(FAILED_JUDGES)
         failed = tuple(str(n) for n in listed) if isinstance(listed, (list, tuple)) else ()
         judges = {
@@ -189,4 +195,5 @@ class NoteRecord:
             failed_judges=failed,
             model_family=family if isinstance(family, str) else None,
             answer_cut=_count(record.get(ANSWER_CUT)),
+            rules_version=version,
         )

@@ -46,7 +46,7 @@ PIP_NAME = {"crfm-helm": "crfm-helm[openai]", "medhelm": "medhelm[openai]"}
 # exists wherever the plugin runs: judges are chat calls and never tokenize, but medhelm 0.8's
 # OpenAIClient will not be built without one.
 JUDGE_TOKENIZER = "mtsjudge/characters"
-# What crfm-helm 0.5.16's `openai` deployment generator builds, and medhelm 0.8 no longer does.
+# What crfm-helm 0.5.16's `openai` deployment generator builds, and medhelm 0.8's does not.
 OPENAI_PREFIX = "openai/"
 OPENAI_RESPONSES_CLIENT = "helm.clients.openai_responses_client.OpenAIResponseClient"
 

@@ -2,8 +2,8 @@
 
 Why: a server that takes fewer calls than we send queues the rest, and a queued call times out while the
 server is alive and busy. llama-cpp-python's server (``python -m llama_cpp.server``, the PyPI wheel's only
-server) takes one request at a time; sending it 16 lost 7 of 10 notes of the key-free quickstart to
-``judge_timeout`` (issue 22). Two servers say what they take:
+server) takes one request at a time; sending it 16 loses most of the key-free quickstart's notes to
+``judge_timeout`` (measured: 7 of 10). Two servers say what they take:
 - llama.cpp's ``llama-server``: ``GET /props`` answers ``total_slots`` (its ``--parallel``);
 - llama-cpp-python's server: no ``/props``, and its ``GET /v1/models`` lists each model with
   ``owned_by: "me"`` and ``permissions: []``, which no other server we know writes; it serves one at a time.

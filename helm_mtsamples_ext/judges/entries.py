@@ -14,6 +14,7 @@ from helm.common.hierarchical_logger import hwarn
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.record import FAILED, OK, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.judges.call import CallOutcome
 
 
@@ -46,13 +47,14 @@ def _scrubbed(text: str | None, scrub: Callable[[str], str]) -> str | None:
 def note_record(
     note_id: str, judges: Sequence[JudgeTarget], outcomes: Sequence[CallOutcome], scrub: Callable[[str], str]
 ) -> NoteRecord:
-    """The note's record (the empty-answer record when no judge was called); one warning line per failed judge."""
+    """The note's record (the empty-answer record when no judge was called), stamped with the rules it is scored
+    under; one warning line per failed judge."""
     if not outcomes:
-        return NoteRecord.empty()
+        return NoteRecord.empty(RULES_VERSION)
     entries: dict[str, JudgeEntry] = {}
     for judge, outcome in zip(judges, outcomes, strict=True):
         entries[judge.name] = judge_entry(judge, outcome, scrub)
         if outcome.failure is not None:
             hwarn(f"Judge {judge.name} failed on instance {note_id}: {scrub(outcome.failure)}")
     failed = tuple(name for name, entry in entries.items() if entry.failed)
-    return NoteRecord(judges=entries, failed_judges=failed)
+    return NoteRecord(judges=entries, failed_judges=failed, rules_version=RULES_VERSION)

@@ -1,10 +1,11 @@
 """What the judge audit means for the leaderboard, said where people look.
 
-The audit's verdict used to sit inside report.md only, while the leaderboard, the figure and stdout showed a
-model answering "re" ranked first, above the clinician's own plan, with tight intervals (issue 17). A ranking is
-only as good as the panel behind it, so the report puts the audit beside it: each panel's verdict on stdout and
-at the top of report.md, the panel's AUROC beside each model in leaderboard.csv, and every model scored above its
-panel's ceiling (the reference control: the clinician's own plan) named. Pure pandas on the report's tables.
+A verdict inside report.md alone is missed: the leaderboard, the figure and stdout can show a model answering "re"
+ranked first, above the clinician's own plan, with tight intervals, from a panel that cannot tell plans apart. A
+ranking is only as good as the panel behind it, so the report puts the audit beside it: each panel's verdict on
+stdout and at the top of report.md, the panel's AUROC beside each model in leaderboard.csv, and every model scored
+above its panel's ceiling (the reference control: the clinician's own plan) named. Pure pandas on the report's
+tables.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ PAUSE_ENV = "HELM_MTSAMPLES_REPORT_PAUSE"
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
     "judge_reward", "status", "failure", "invalid", "empty_answer", "output_words", "run",
-    "tokens_in", "tokens_out", "reported_model", "system_fingerprint", "loaded_model",
+    "tokens_in", "tokens_out", "reported_model", "system_fingerprint", "loaded_model", "rules_version",
 ]  # fmt: skip
 
 
@@ -82,7 +82,7 @@ def _write_files(
         _pause_for_tests(name)
 
     step("CSV tables")
-    instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in DIMENSIONS})
+    instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in (*DIMENSIONS, "rules_version")})
     write_csv(instances, out / "instances.csv")
     try:
         instances.to_parquet(out / "instances.parquet", index=False)

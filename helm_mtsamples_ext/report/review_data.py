@@ -1,11 +1,11 @@
 """The review page's data: every text once, and the notes, answers, verdicts and rating sample as small records.
 
-The page used to print every answer with its judges as markup: 11 KB and 100 DOM nodes per answer, a 23.9 MB file
-and a 686,000-px page at 16 models. It now embeds this data once (review.py) and its script draws only the notes on
-screen. Texts are stored once in a string table and records point into it, so what many answers share (a note and
-its reference, read by every model; a failure reason; a model's name) costs its length once, and the file is about
-the size of the text it holds. Records are lists in the order their ``FIELDS`` name (written into the data too,
-so the page reads them by name). Pure: the report's instance table in, plain lists and dicts out.
+Printed as markup, every answer with its judges costs 11 KB and 100 DOM nodes: a 23.9 MB file and a 686,000-px page
+at 16 models. So the page embeds this data once (review.py) and its script draws only the notes on screen. Texts are
+stored once in a string table and records point into it, so what many answers share (a note and its reference, read
+by every model; a failure reason; a model's name) costs its length once, and the file is about the size of the text
+it holds. Records are lists in the order their ``FIELDS`` name (written into the data too, so the page reads them by
+name). Pure: the report's instance table in, plain lists and dicts out.
 """
 
 from __future__ import annotations

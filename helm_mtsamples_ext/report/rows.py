@@ -112,6 +112,7 @@ def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | No
         "reference": _reference(instance),
         "answer": text,
         "model_family": stored.model_family if stored is not None else None,
+        "rules_version": stored.rules_version if stored is not None else None,
     }
     asked = state.get("result") is not None  # HELM's --dry-run asks no model: its states hold no result
     return [{**note, **row} for row in judge_rows(record if record is not None else stored, judges, asked)]

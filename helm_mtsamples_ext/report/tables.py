@@ -24,6 +24,7 @@ from helm_mtsamples_ext.report.judge_versions import judge_versions, version_war
 from helm_mtsamples_ext.report.pairwise import pairwise
 from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
 from helm_mtsamples_ext.report.ranks import with_ranks
+from helm_mtsamples_ext.report.rules_versions import rules_warnings
 from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
 from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table
 from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
@@ -63,8 +64,9 @@ def blames_size(failure: object) -> bool:
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     """Each panel's audit verdict, each model above its ceiling, each model whose answers make a judge fail, each
-    judge favouring its own family or whose verdicts came from more than one model version, and each panel's other
-    failed calls with why, one line each (stdout, report.md's top and the leaderboard schema's notes)."""
+    judge favouring its own family or whose verdicts came from more than one model version, a suite scored under
+    more than one rules version, and each panel's other failed calls with why, one line each (stdout, report.md's
+    top and the leaderboard schema's notes)."""
     board = tables["leaderboard"]
     panels = list(dict.fromkeys(board["panel"]))
     lines = verdict_lines(tables["judge_audit"], tables["above_ceiling"], panels, panels_with_controls(board))
@@ -80,4 +82,5 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []
-    return lines + version_warnings(judge_versions(tables["instances"])) + panel_lines(calls)
+    versions = version_warnings(judge_versions(tables["instances"])) + rules_warnings(tables["instances"])
+    return lines + versions + panel_lines(calls)

@@ -1,11 +1,11 @@
 """Why judge calls failed, counted and with what to do, where people look: helm-run's end of run, the report's
 stdout and the top of report.md.
 
-Why: a key-free first run said "judged 2/10" and "80.0%" failures, and not why (issue 22): 7 calls timed out
-in the queue of a server taking one at a time and 9 prompts were too long for its 2048-token context, each
-with its own fix. Each failure is recorded with its reason (``record.py``); the kind is the reason's text
-before its first ':', with sizes dropped ("prompt too long for the judge's context (2301 tokens)" counts with
-the others). Pure functions.
+Why: "judged 2/10" and "80.0%" failures say nothing of the cause, and a key-free first run can fail for several at
+once (calls timed out in the queue of a server taking one at a time, prompts too long for its 2048-token context),
+each with its own fix. Each failure is recorded with its reason (``record.py``); the kind is the reason's text
+before its first ':', with sizes dropped ("prompt too long for the judge's context (2301 tokens)" counts with the
+others). Pure functions.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A judge that does not read the answer is not judging: one verdict given to many different answers.
 
-A small local judge (SmolLM2-135M under llama.cpp, issue 17) wrote byte for byte the same reply for every note,
-whatever the model answered; its scores then rank models by nothing, and a model answering "re" came out above the
+A small local judge (SmolLM2-135M under llama.cpp) can write byte for byte the same reply for every note,
+whatever the model answered; its scores then rank models by nothing, and a model answering "re" comes out above the
 clinician's own plan. No single reply shows this: each one parses.
 Only many notes do, so this rule is read where whole runs are (the metric's ``evaluate``, the report's suite) on
 the records the annotator wrote, which keep the raw verdict on disk:

@@ -104,7 +104,7 @@ def test_a_flat_score_and_odd_fields_are_read_without_guessing() -> None:
 
 
 def test_reserved_keys_are_the_record_keys_that_are_not_judges() -> None:
-    assert RESERVED_KEYS == {"failed_judges", "answer", "model_family", "answer_cut"}
+    assert RESERVED_KEYS == {"failed_judges", "answer", "model_family", "answer_cut", "rules_version"}
     parsed = NoteRecord.from_dict(RECORD)
     assert parsed is not None and list(parsed.judges) == ["gpt", "llama"]
 
@@ -116,3 +116,24 @@ def test_the_model_under_tests_family_is_kept_and_an_earlier_record_has_none() -
     assert parsed.to_dict()["model_family"] == "OpenAI"
     earlier = NoteRecord.from_dict(RECORD)
     assert earlier is not None and earlier.model_family is None and "model_family" not in earlier.to_dict()
+
+
+@pytest.mark.parametrize(
+    "record",
+    [{**RECORD, "rules_version": 1}, {"failed_judges": [], "answer": "empty", "rules_version": 1}],
+    ids=["judged", "empty"],
+)
+def test_the_rules_version_reads_and_writes_back(record: dict[str, Any]) -> None:
+    parsed = NoteRecord.from_dict(record)
+    assert parsed is not None and parsed.rules_version == 1
+    assert parsed.to_dict() == record and "rules_version" not in parsed.judges
+
+
+@pytest.mark.parametrize("version", [None, "1", True, 1.5], ids=["absent", "text", "bool", "float"])
+def test_a_record_from_before_versioning_or_hand_edited_reads_as_unversioned(version: object) -> None:
+    """Records of earlier releases have no rules_version; a value that is not a whole number is not one either."""
+    record = dict(RECORD) if version is None else {**RECORD, "rules_version": version}
+    parsed = NoteRecord.from_dict(record)
+    assert parsed is not None and parsed.rules_version is None and "rules_version" not in parsed.to_dict()
+    empty = NoteRecord.from_dict({"failed_judges": [], "answer": "empty"})
+    assert empty is not None and empty.rules_version is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
+from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.judges.call import CallOutcome
 from helm_mtsamples_ext.judges.entries import judge_entry, note_record
 from helm_mtsamples_ext.judges.reply.served_model import ServedModel
@@ -50,3 +51,10 @@ def test_the_failed_judges_are_listed_in_panel_order() -> None:
     judges = [JUDGE, JudgeTarget("b", "b", "host/b", "host", "http://host/v1", "JUDGE_API_KEY_1")]
     record = note_record("n1", judges, [CallOutcome(failure="timed out"), CallOutcome(VERDICT)], mask)
     assert list(record.judges) == ["a", "b"] and record.failed_judges == ("a",)
+
+
+def test_every_note_record_carries_the_current_rules_version_judged_or_empty() -> None:
+    """The report tells a suite scored under two rules apart only if each record says which it was scored under."""
+    judged = note_record("n1", [JUDGE], [CallOutcome(VERDICT)], mask).to_dict()
+    empty = note_record("n1", [JUDGE], [], mask).to_dict()
+    assert judged["rules_version"] == empty["rules_version"] == RULES_VERSION

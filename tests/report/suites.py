@@ -72,6 +72,7 @@ class Run:
     verdicts: dict[str, Any]
     outputs: dict[str, str] = field(default_factory=dict)
     extra_args: str = ""
+    rules_version: int | None = None  # written into every record of the run; None: a record from before versioning
 
 
 def run_name(run: Run) -> str:
@@ -96,11 +97,12 @@ def _instance(note: Note) -> Instance:
 
 
 def _annotation(run: Run, verdicts: Any) -> dict[str, Any]:
+    version = {} if run.rules_version is None else {"rules_version": run.rules_version}
     if verdicts == EMPTY:
-        return {"failed_judges": [], "answer": "empty"}
+        return {"failed_judges": [], "answer": "empty", **version}
     record: dict[str, Any] = dict(verdicts)
     record["failed_judges"] = [name for name, v in verdicts.items() if v.get("status") == "failed"]
-    return record
+    return {**record, **version}
 
 
 def write_run(suite_dir: Path, run: Run, notes: list[Note]) -> Path:

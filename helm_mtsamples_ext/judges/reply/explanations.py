@@ -1,7 +1,7 @@
 """Whether an explanation is the judge's own words, the evidence a verdict's score needs. Pure; no I/O.
 
 A dimension counts only when its explanation is a reading of the answer. Small judges copy the prompt's
-format line (its placeholders, in any wording: issue 17's SmolLM2 wrote ``<...}``, then ``<other text
+format line (its placeholders, in any wording: SmolLM2-135M writes ``<...}``, or ``<other text
 here``), and a quoting judge may copy the answer's own words. Refused, by shape rather than by a list of
 known strings:
 

@@ -30,7 +30,7 @@ from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
+from helm_mtsamples_ext.data.custom_manifest import ManifestUnusable, resolve_manifest
 from helm_mtsamples_ext.data.notes import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.data.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
 

@@ -24,12 +24,13 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
+from helm_mtsamples_ext.common.answer import answer_text
 from helm_mtsamples_ext.common.answer_cap import CutAnswer, judged_answer
-from helm_mtsamples_ext.common.families import creator_of
 from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.common.panel import panel_from_args
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.helm_host.families import creator_of
 from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
@@ -38,7 +39,7 @@ from helm_mtsamples_ext.judges.entries import note_record
 from helm_mtsamples_ext.judges.fanout import FanOut
 from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
-from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
+from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.suite_progress import suite_position
 
@@ -50,9 +51,7 @@ out (an earlier release's, or one off no default) gets the value the run entry w
 def whole_answer(state: RequestState, use_think: bool) -> str:
     """The plan the model under test wrote (its reasoning cut off with use_think): what no prompt hash or file can
     hold (a lone surrogate, a control character) replaced by U+FFFD (outside_text.py)."""
-    result = state.result
-    answer = result.completions[0].text if result is not None and result.completions else ""
-    return encodable_text(strip_think(answer) if use_think else answer)
+    return encodable_text(answer_text(state.result.completions if state.result else None, use_think))
 
 
 def make_encodable(state: RequestState) -> int:

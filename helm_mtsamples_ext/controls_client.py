@@ -45,7 +45,7 @@ from helm.common.hierarchical_logger import hlog
 from helm.common.request import ErrorFlags, GeneratedOutput, Request, RequestResult, Token
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.custom_manifest import resolve_manifest
+from helm_mtsamples_ext.common.choices import EXTRACTION_MODES
 from helm_mtsamples_ext.data.controls import (
     CONTROL_KINDS,
     CONTROL_ORGANIZATION,
@@ -53,6 +53,7 @@ from helm_mtsamples_ext.data.controls import (
     control_answers,
     control_model_name,
 )
+from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.notes import (
     DataError,
     ensure_notes,
@@ -60,7 +61,6 @@ from helm_mtsamples_ext.data.notes import (
     resolve_cache_dir,
     verified_notes_dir,
 )
-from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
 from helm_mtsamples_ext.scenario import build_instances
 
 CLIENT_CLASS = names.CONTROL_CLIENT_CLASS

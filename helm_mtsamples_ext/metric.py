@@ -12,6 +12,7 @@ agree (Krippendorff's alpha, ordinal) once per run.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
@@ -23,6 +24,7 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from helm_mtsamples_ext.common.answer import first_completion
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
@@ -90,8 +92,7 @@ def note_stats(note: NoteScores, judge_stat_names: Mapping[str, str]) -> list[St
 
 
 def _answer(request_state: RequestState) -> str:
-    result = request_state.result
-    return result.completions[0].text if result is not None and result.completions else ""
+    return first_completion(request_state.result.completions if request_state.result else None)
 
 
 class MTSamplesProceduresMetric(Metric):
@@ -193,4 +194,4 @@ class MTSamplesProceduresMetric(Metric):
         return stats
 
     def get_metadata(self) -> list[MetricMetadata]:
-        return metric_metadata(self.judge_names)
+        return [MetricMetadata(**dataclasses.asdict(m)) for m in metric_metadata(self.judge_names)]

@@ -31,11 +31,12 @@ from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.common.suite_name import suite_problem
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
-from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
+from helm_mtsamples_ext.judges.recheck_calls import Question, ask_again, question, uncached_client
 from helm_mtsamples_ext.report.cells import safe_rows
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
 from helm_mtsamples_ext.report.judged_answers import (
+    JudgedAnswer,
     JudgedRun,
     SampleTooLarge,
     SuiteUnreadable,
@@ -74,12 +75,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _questions(run: JudgedRun) -> list[Question]:
+    return [_question(a) for a in run.answers]
+
+
+def _question(a: JudgedAnswer) -> Question:
+    return question(a.note, a.answer, a.reference, a.style)
+
+
 def _estimate(run: JudgedRun, repeats: int) -> Estimate:
     """The calls and tokens of asking ``run``'s panel about its sampled answers ``repeats`` times: the prompts are
     known, so the input is one figure; the verdicts are estimate.py's range."""
     judges = tuple(Judge(spec.name, spec.model_deployment) for spec in run.panel)
     n = len(judges)
-    tokens_in = sum(len(a.prompt) for a in run.answers) / CHARS_PER_TOKEN * n * repeats
+    tokens_in = sum(len(prompt) for prompt, _ in _questions(run)) / CHARS_PER_TOKEN * n * repeats
     out = [float(len(run.answers) * repeats * n * t) for t in VERDICT_TOKENS]
     entry = run.run if repeats == 1 else f"{run.run} (each answer asked {repeats} times)"
     return Estimate(entry, len(run.answers) * repeats, judges, (tokens_in, tokens_in), (out[0], out[1]))
@@ -114,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with uncached_client(args.local_path) as client:
             for run in runs:
-                questions = [(a.prompt, a.untrusted) for a in run.answers]
+                questions = _questions(run)
                 replies = ask_again(client, run.panel, run.args, run.knobs, questions * args.repeats)
                 now, again = replies[: len(questions)], replies[len(questions) :] if args.repeats == 2 else None
                 names = [spec.name for spec in run.panel]

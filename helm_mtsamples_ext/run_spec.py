@@ -25,12 +25,13 @@ from helm.benchmark.run_specs.medhelm_run_specs import get_generation_adapter_sp
 from helm.benchmark.scenarios.scenario import ScenarioSpec
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.common.families import creator_of, declared_families
+from helm_mtsamples_ext.common.families import declared_families
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.record import RESERVED_KEYS
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.helm_host.compat import find_model_deployment
+from helm_mtsamples_ext.helm_host.families import creator_of
 from helm_mtsamples_ext.helm_host.model_check import building_command, check_model_under_test
 from helm_mtsamples_ext.helm_host.prompt_default import with_stored_prompt_style
 

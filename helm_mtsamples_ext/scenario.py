@@ -27,7 +27,8 @@ from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
+from helm_mtsamples_ext.common.choices import EXTRACTION_MODES
+from helm_mtsamples_ext.data.custom_manifest import ManifestUnusable, resolve_manifest
 from helm_mtsamples_ext.data.instances import NO_HEADER, NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import (
     NoteHostUnreachable,
@@ -36,7 +37,6 @@ from helm_mtsamples_ext.data.notes import (
     resolve_base_url,
     resolve_cache_dir,
 )
-from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
 
 
 @dataclass

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from helm_mtsamples_ext.custom_manifest import MANIFEST_ENV, manifest_for
+from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV, manifest_for
 from helm_mtsamples_ext.data.notes import BASE_URL_ENV
 from tests.servers.mirror import NoteMirror
 

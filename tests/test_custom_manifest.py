@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.custom_manifest import MANIFEST_ENV, ManifestUnusable, manifest_for, resolve_manifest
+from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV, ManifestUnusable, manifest_for, resolve_manifest
 from helm_mtsamples_ext.data.notes import BASE_URL_ENV, CACHE_DIR_ENV, DataError, load_manifest, parse_manifest
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
 from tests.synthetic_notes import HELM_INSTANCES, SECTIONS_INSTANCES, SyntheticNotes

@@ -66,3 +66,10 @@ def test_every_python_m_command_is_runnable(module: str) -> None:
         assert importlib.util.find_spec(f"{module}.__main__") is not None
     else:
         assert "__main__" in Path(spec.origin or "").read_text()
+
+
+def test_the_correct_tag_is_helms() -> None:
+    """The report reads references by our copy of HELM's tag: a HELM that renamed it would leave none correct."""
+    from helm.benchmark.scenarios.scenario import CORRECT_TAG
+
+    assert names.CORRECT_TAG == CORRECT_TAG

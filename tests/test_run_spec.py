@@ -315,7 +315,7 @@ def test_a_hosted_judges_family_is_its_creator_and_judge_family_declares_one_wit
     later changes no result, so the run keeps its name (and its cache)."""
     from helm.benchmark.model_metadata_registry import get_unknown_model_metadata
 
-    from helm_mtsamples_ext.common import families
+    from helm_mtsamples_ext.helm_host import families
 
     meta = replace(get_unknown_model_metadata("meta/llama-3.3-70b"), creator_organization_name="Meta")
     monkeypatch.setattr(families, "MODEL_NAME_TO_MODEL_METADATA", {meta.name: meta})

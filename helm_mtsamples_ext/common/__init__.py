@@ -1,2 +1,16 @@
-"""The ground floor every wing stands on: the rubric, the record, the panel, the run-entry arguments, secrets and
-the text and file rules. Imports nothing of ours but ``names``, and never HELM."""
+"""What every layer shares (rubric, record, panel, run-entry arguments, failure kinds); never imports HELM."""
+
+__all__ = [
+    "answer",
+    "answer_cap",
+    "atomic",
+    "choices",
+    "families",
+    "outside_text",
+    "panel",
+    "record",
+    "rubric",
+    "run_entry_args",
+    "suite_name",
+]
+"""The modules the doors import."""

@@ -1,4 +1,5 @@
-"""A model's family: the organization that made it, as HELM's model metadata names it.
+"""A model's family: the organization that made it, as HELM's model metadata names it (helm_host/families.py
+reads it there), compared without case; and a judge's declared one.
 
 Self-preference (report/self_preference.py) asks whether a judge favours answers of its own family, so
 the run stores each judge's family (panel.py, in run_spec.json) and the model under test's (record.py,
@@ -9,18 +10,8 @@ not a maker, so its family is only what the user declares (``judge_family``).
 
 from __future__ import annotations
 
-from helm.benchmark.model_metadata_registry import MODEL_NAME_TO_MODEL_METADATA
-
 NOT_A_FAMILY = frozenset({"", "unknown"})
 """What HELM's placeholder metadata for an unknown model says (``get_unknown_model_metadata``)."""
-
-
-def creator_of(model_name: str) -> str | None:
-    """``creator_organization_name`` of ``model_name`` in HELM's registry; None when HELM has no metadata for
-    it or only its placeholder."""
-    metadata = MODEL_NAME_TO_MODEL_METADATA.get(model_name)
-    creator = str(metadata.creator_organization_name or "").strip() if metadata is not None else ""
-    return None if creator.casefold() in NOT_A_FAMILY else creator
 
 
 def family_key(family: object) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.failure_kinds import MARKED_FAILED, NO_VALID_DIMENSION
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 
 ANNOTATION_KEY = names.ANNOTATION_KEY
@@ -160,7 +161,7 @@ class NoteRecord:
         entry = self.judges.get(name)
         if entry is None:
             return "no record in annotation"
-        return entry.failure or ("marked failed" if name in self.failed_judges else "no valid dimension")
+        return entry.failure or (MARKED_FAILED if name in self.failed_judges else NO_VALID_DIMENSION)
 
     def to_dict(self) -> dict[str, Any]:
         version = {} if self.rules_version is None else {RULES_VERSION_KEY: self.rules_version}

@@ -13,9 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
-from helm_mtsamples_ext.judges.formats import STRUCTURED_MODES
-from helm_mtsamples_ext.judges.prompt import HELM_FENCED, PROMPT_STYLES
+from helm_mtsamples_ext.common.choices import EXTRACTION_MODES, HELM_FENCED, PROMPT_STYLES, STRUCTURED_MODES
 
 
 def parse_bool(value: Any, argument: str) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyhocon
 
 PROVIDER_KEY_ENV = (
     "OPENAI_API_KEY",
@@ -148,13 +149,11 @@ CREDENTIALS_ENV = "HELM_CREDENTIALS"
 def machine_keys(local_path: Path = Path("prod_env"), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The keys HELM would hand a judge on this machine: ``HELM_CREDENTIALS`` or ``<local_path>/credentials.conf``
     (HELM's default local path), and the environment. A credentials file that cannot be parsed gives none."""
-    from helm.common.general import parse_hocon
-
     env = os.environ if environ is None else environ
     path = local_path / "credentials.conf"
     raw = env.get(CREDENTIALS_ENV) or (path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "")
     try:
-        credentials = parse_hocon(raw) if raw.strip() else {}
+        credentials = pyhocon.ConfigFactory.parse_string(raw) if raw.strip() else {}
     except Exception:  # pyhocon's errors have no common base; helm-run itself reports a broken file
         credentials = {}
     return reachable_keys(credentials, env)

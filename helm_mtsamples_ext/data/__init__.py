@@ -1,2 +1,4 @@
-"""The notes: the pinned manifest, download, verification and cache, section extraction, the controls' answers.
-Imports only ``common``; never HELM."""
+"""The notes: the pinned or a custom manifest, download, verified cache, section extraction, the controls' answers."""
+
+__all__ = ["controls", "custom_manifest", "notes", "sections"]
+"""The modules the doors import."""

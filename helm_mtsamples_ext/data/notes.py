@@ -23,9 +23,9 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from helm.common.hierarchical_logger import hlog, hwarn
 from tqdm import tqdm
 
+from helm_mtsamples_ext.common.log import hlog, hwarn
 from helm_mtsamples_ext.data.download import DEFAULT_RETRY, Fetcher, FetchError, HostUnreachable, RetryPolicy, is_http
 
 PINNED_COMMIT = "c4c252443fa9c52afb6960f53e51be278639bea2"

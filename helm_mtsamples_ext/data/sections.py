@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-EXTRACTION_MODES = ("helm", "sections")
+from helm_mtsamples_ext.common.choices import EXTRACTION_MODES
+
 TARGET_SECTIONS = ("PLAN", "SUMMARY", "FINDINGS")
 """In order of preference: the reference is the first of these that is present and non-empty."""
 

@@ -1,2 +1,4 @@
-"""What needs HELM installed and is not a door: the compatibility checks of the two HELMs, the model check, the
-nltk quieting and the stored prompt default."""
+"""What needs HELM installed and is not a door: compat, the model check, families, nltk, the prompt default."""
+
+__all__ = ["compat", "families", "model_check", "nltk_quiet", "prompt_default"]
+"""The modules the doors import."""

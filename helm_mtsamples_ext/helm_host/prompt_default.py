@@ -7,7 +7,7 @@ the cache with zero calls and keep its rewards. So a run entry without ``judge_p
 suite's runs of the same run entry (any model under test) stored, when there are any: a suite compares its models
 on one prompt, and a model added to an old suite is judged as the others were. The run's name is unchanged either
 way (the argument stays out of it). A run entry that names ``judge_prompt`` gets what it names, but for a
-suite that stored HELM's template unfenced (prompt.py's HELM_FENCED).
+suite that stored HELM's template unfenced (common/choices.py's HELM_FENCED).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from pathlib import Path
 from helm.benchmark.run_expander import RUN_EXPANDERS
 from helm.benchmark.run_spec import RunSpec
 
+from helm_mtsamples_ext.common.choices import HELM_FENCED, STORED_STYLES
 from helm_mtsamples_ext.helm_host.model_check import BuildingCommand
-from helm_mtsamples_ext.judges.prompt import HELM_FENCED, STORED_STYLES
 
 __all__ = ["stored_prompt_style", "with_stored_prompt_style"]
 

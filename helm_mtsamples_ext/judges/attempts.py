@@ -18,6 +18,7 @@ from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
+from helm_mtsamples_ext.common.failure_kinds import GAVE_UP_WAITING, JUDGE_UNAVAILABLE, SERVER_ERROR_REPEATS
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.judges.cache_tap import clip
 from helm_mtsamples_ext.judges.classify import Sent
@@ -110,12 +111,12 @@ class TurnAttempts:
             raise fatal
         admitted, last_error = self.breaker.admit()
         if not admitted:
-            return Sent("unavailable", error=f"judge unavailable: {last_error}")
+            return Sent("unavailable", error=f"{JUDGE_UNAVAILABLE}: {last_error}")
         try:
             self.gate.acquire(self.turn.deadline)
         except GateTimeout as e:
             self.breaker.released()
-            return Sent("rate_limited", error=f"gave up waiting for the endpoint within judge_max_wait: {e}")
+            return Sent("rate_limited", error=f"{GAVE_UP_WAITING} within judge_max_wait: {e}")
         if self.answers_before is None:
             self.answers_before = self.breaker.answers
         self.generation = self.gate.generation
@@ -221,6 +222,6 @@ class TurnAttempts:
             raise Transient(sent)
         if sent.kind == "server":
             if self._repeated(sent) >= self.settings.repeat_limit:
-                return Sent("server", error=f"server error repeats: {sent.error}", status=sent.status)
+                return Sent("server", error=f"{SERVER_ERROR_REPEATS}: {sent.error}", status=sent.status)
             raise Transient(sent)
         return sent

@@ -33,6 +33,7 @@ from helm.clients.openai_client import OpenAIClient
 from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 
+from helm_mtsamples_ext.common.failure_kinds import NO_VALID_DIMENSION, NO_VERDICT, OUT_OF_MEMORY, REPLY_CUT_OFF
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.helm_host.compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
@@ -52,8 +53,6 @@ from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
 
-OUT_OF_MEMORY = "out of memory while reading the verdict"
-"""The failure of a reply the process had no memory to read (never "no verdict in reply")."""
 CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
 
 
@@ -89,7 +88,7 @@ def _read_reply(
     verdict that counts, or a reply a content filter cut off). A reply cut at max_tokens gets twice as many."""
     outcome.raw_reply, outcome.structured = clip(sent.text), mode
     if sent.finish in CUT_OFF:
-        outcome.verdict, outcome.failure = None, f"reply cut off ({CUT_OFF[sent.finish]})"
+        outcome.verdict, outcome.failure = None, f"{REPLY_CUT_OFF} ({CUT_OFF[sent.finish]})"
         return None if CUT_OFF[sent.finish] == "content filter" else 2 * max_tokens
     try:
         verdict = parse_verdict(sent.text, untrusted)
@@ -100,7 +99,7 @@ def _read_reply(
     if verdict is not None and verdict.has_valid_dimension:
         outcome.failure = None
         return None
-    outcome.failure = "no verdict in reply" if verdict is None else verdict.failure or "no valid dimension"
+    outcome.failure = NO_VERDICT if verdict is None else verdict.failure or NO_VALID_DIMENSION
     return max_tokens
 
 

@@ -2,8 +2,8 @@
 
 ``classify`` names each exchange from HELM's result and, when the cache tap (cache_tap.py) saw it, the
 exception raised while the reply was fetched and read, so call.py can decide: wait, retry, repair, give up,
-or stop the run. A prompt too long for the judge's context is named apart (``CONTEXT_FAILURE``): no
-re-run fixes it, only a larger context.
+or stop the run. Each failure begins with its kind (common/failure_kinds.py). A prompt too long for the judge's
+context is named apart (``CONTEXT_FAILURE``): no re-run fixes it, only a larger context.
 """
 
 from __future__ import annotations
@@ -14,13 +14,21 @@ from dataclasses import dataclass
 import openai
 from helm.common.request import RequestResult
 
+from helm_mtsamples_ext.common.failure_kinds import (
+    API_ROOT,
+    CONNECTION_FAILED,
+    CONTEXT_FAILURE,
+    LARGER_CONTEXT,
+    NOT_A_COMPLETION,
+    RATE_LIMITED,
+    REPLY_CUT_OFF,
+    TIMED_OUT,
+)
 from helm_mtsamples_ext.judges.cache_tap import NotACompletion, NotCached, ReplyTooLong, clip
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.reply.shape import NoText
 from helm_mtsamples_ext.judges.throttle import parse_retry_after
 
-CONTEXT_FAILURE = "prompt too long for the judge's context"
-"""How a context-length failure begins, so the unjudged summary can group it apart from what a re-run fixes."""
 _CONTEXT = re.compile(
     r"context_length_exceeded|maximum context length|context window|context length|exceeds? the context|"
     r"too many tokens|prompt is too long",
@@ -53,13 +61,7 @@ def context_failure(message: str) -> str | None:
         return None
     found = _TOKENS.search(message) or _REQUESTED.search(message)
     size = f" ({found.group(1)} tokens)" if found else ""
-    return (
-        f"{CONTEXT_FAILURE}{size}: give the judge a larger context (vLLM --max-model-len, "
-        "llama.cpp --n_ctx) or use a judge with one"
-    )
-
-
-_NOT_COMPLETION_FIX = "judge_base_url must be the OpenAI API root, e.g. http://host:port/v1"
+    return f"{CONTEXT_FAILURE}{size}: {LARGER_CONTEXT}"
 
 
 def classify(
@@ -75,13 +77,13 @@ def classify(
     if isinstance(error, NoText):
         return Sent("no_text", error=str(error))
     if isinstance(error, NotACompletion):
-        return Sent("not_completion", error=f"not a chat completion: {error}; {_NOT_COMPLETION_FIX}")
+        return Sent("not_completion", error=f"{NOT_A_COMPLETION}: {error}; {API_ROOT}")
     if error is not None and not isinstance(error, (openai.OpenAIError, NotCached)):
         # HELM's client could not read the reply (the SDK hands back an HTML page as a str): not a completion
         return Sent(
             "not_completion",
-            error=f"not a chat completion: the endpoint's 200 could not be read ({type(error).__name__}: "
-            f"{clip(str(error), 200)}); {_NOT_COMPLETION_FIX}",
+            error=f"{NOT_A_COMPLETION}: the endpoint's 200 could not be read ({type(error).__name__}: "
+            f"{clip(str(error), 200)}); {API_ROOT}",
         )
     if result.success and result.completions:
         completion = result.completions[0]
@@ -91,18 +93,18 @@ def classify(
         return Sent("ok", text=completion.text, finish=reason, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
     message = result.error or "no completion returned"
     if isinstance(error, openai.APITimeoutError):
-        return Sent("timeout", error=f"timed out: {message}")
+        return Sent("timeout", error=f"{TIMED_OUT}: {message}")
     if isinstance(error, openai.APIConnectionError):
-        return Sent("connection", error=f"connection failed: {message}")
+        return Sent("connection", error=f"{CONNECTION_FAILED}: {message}")
     status = error.status_code if isinstance(error, openai.APIStatusError) else None
     headers = dict(error.response.headers) if isinstance(error, openai.APIStatusError) else None
     if status is None and "Error code: " in message:
         code = message.split("Error code: ", 1)[1][:3]
         status = int(code) if code.isdigit() else None
     if "blocked" in message.lower() and "filter" in message.lower():
-        return Sent("filtered", error=f"reply cut off (content filter): {message}", tokens=tokens)
+        return Sent("filtered", error=f"{REPLY_CUT_OFF} (content filter): {message}", tokens=tokens)
     if status == 429:
-        return Sent("rate_limited", error=f"rate limited (HTTP 429): {message}", status=429,
+        return Sent("rate_limited", error=f"{RATE_LIMITED} (HTTP 429): {message}", status=429,
                      retry_after=parse_retry_after(headers), tokens=tokens)  # fmt: skip
     if status in (401, 403):
         return Sent("auth", error=f"HTTP {status}: {message}", status=status)

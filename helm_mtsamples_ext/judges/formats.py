@@ -27,9 +27,9 @@ from typing import Any
 
 from helm.common.response_format import ResponseFormat
 
+from helm_mtsamples_ext.common.choices import STRUCTURED_MODES
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
 
-STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off")
 FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")
 FORMAT_SUSPECT_STATUS = (400, 415, 422, 500, 501)
 """How servers refuse a response_format they do not know."""

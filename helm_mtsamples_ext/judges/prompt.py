@@ -1,7 +1,8 @@
-"""The judge's side of the panel, without I/O: the prompt, and where a reasoning judge's reasoning ends.
+"""The judge's side of the panel, without I/O: the prompt in each style, and the repair turn.
 
 Kept pure so they can be tested on strings alone; the annotator only moves requests and records. How a
-verdict is read from the reply is ``verdict.py``'s.
+verdict is read from the reply is ``reply/verdict.py``'s; where a reasoning model's reasoning ends is
+common/answer.py's (the answer under test and the judge's reply are cut the same way).
 """
 
 from __future__ import annotations
@@ -10,50 +11,12 @@ import hashlib
 import re
 from string import Template
 
+from helm_mtsamples_ext.common.choices import HELM_FENCED, STORED_STYLES
 from helm_mtsamples_ext.common.rubric import QUESTIONS
 from helm_mtsamples_ext.judges.prefix_prompt import build_prefix_prompt
 from helm_mtsamples_ext.judges.reply.explanations import MIN_EXPLANATION_WORDS, NOT_OWN_WORDS, explanation_problem
 
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
-
-PROMPT_STYLES: tuple[str, ...] = ("ours", "helm", "prefix")
-"""What a run entry may name: ``prefix`` (prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay for
-runs that stored them."""
-HELM_FENCED = "helm_fenced"
-"""What run_spec.json stores for ``judge_prompt=helm`` since HELM's template has its block tags fenced. A stored
-``helm`` is the unfenced template exactly as HELM sends it: a suite judged with it keeps those bytes, which HELM's
-cache holds (prompt_default.py)."""
-STORED_STYLES: tuple[str, ...] = (*PROMPT_STYLES, HELM_FENCED)
-
-
-# ---------------------------------------------------------------- think blocks
-
-_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_LEADING_OPEN = re.compile(r"\s*<think>", re.IGNORECASE)
-
-
-def reasoning_end(text: str, tags_may_be_quoted: bool = False) -> int:
-    """Where a reasoning model's reasoning ends in ``text`` (0 when it has none).
-
-    Only where such a model puts it: a leading ``<think>`` block (to the end of the text if it never closes,
-    as when max_tokens cut it), or everything before a first ``</think>`` that has no ``<think>`` before it
-    (the chat template wrote the opening tag). The second form is not trusted when ``tags_may_be_quoted``
-    (the answer or note holds the tag, so the reply's could be a quote of theirs)."""
-    leading = _LEADING_OPEN.match(text)
-    if leading:
-        close = _THINK_CLOSE.search(text, leading.end())
-        return close.end() if close else len(text)
-    close = _THINK_CLOSE.search(text)
-    opened = _THINK_OPEN.search(text)
-    if close and not tags_may_be_quoted and (opened is None or close.start() < opened.start()):
-        return close.end()
-    return 0
-
-
-def strip_think(text: str) -> str:
-    """``text`` without its leading reasoning (``reasoning_end``), so only the final answer is judged."""
-    return text[reasoning_end(text) :].strip()
 
 
 # ---------------------------------------------------------------- prompt

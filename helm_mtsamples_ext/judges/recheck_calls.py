@@ -28,10 +28,17 @@ from helm_mtsamples_ext.judges.endpoints import scrub
 from helm_mtsamples_ext.judges.entries import note_record
 from helm_mtsamples_ext.judges.fanout import FanOut
 from helm_mtsamples_ext.judges.keys import install_panel_keys
+from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.judges.settings import CallSettings
 
 Question = tuple[str, tuple[str, ...]]
 """(the judge prompt, the texts in it no verdict is read from): one answer to ask the panel about."""
+
+
+def question(note: str, answer: str, reference: str, style: str) -> Question:
+    """One answer as the annotator asked about it: the prompt of the run's ``judge_prompt`` style, and the answer
+    and the note as the texts no verdict is read from."""
+    return build_prompt(note, answer, reference, style), (answer, note)
 
 
 @contextmanager

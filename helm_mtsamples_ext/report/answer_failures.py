@@ -24,10 +24,9 @@ import math
 import pandas as pd
 from scipy.stats import fisher_exact
 
+from helm_mtsamples_ext.common.failure_kinds import CONTEXT_FAILURE, failure_kind
 from helm_mtsamples_ext.common.rubric import MAX_SCORE, MIN_SCORE
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
 from helm_mtsamples_ext.report.evidence import MINIMUMS
-from helm_mtsamples_ext.scoring.failure_reasons import failure_kind
 
 ALPHA = 0.05
 """Family-wise error rate of the warnings, over every (panel, judge, model) tested (Holm)."""

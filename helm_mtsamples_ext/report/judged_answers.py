@@ -1,9 +1,10 @@
-"""The answers a suite's judges already scored, each with the prompt its judges were asked, for a recheck.
+"""The answers a suite's judges already scored, each with the texts its judges were asked about, for a recheck.
 
-The recheck (``python -m helm_mtsamples_ext.recheck``) must ask each judge what the run asked it: the prompt is
-built again from the stored request state by ``judges.prompt.build_prompt`` with the run's own ``judge_prompt``
-and ``use_think`` (read from run_spec.json, an earlier release's included, through ``RunEntryArgs``), exactly as
-the annotator builds it; the run's panel and call settings travel with it. Only runs judged by our annotator are
+The recheck (``python -m helm_mtsamples_ext.recheck``) must ask each judge what the run asked it: the note, the
+answer as the judges read it (the run's own ``use_think`` and ``answer_cap``, read from run_spec.json, an earlier
+release's included, through ``RunEntryArgs``) and the reference, with the run's ``judge_prompt`` style, from which
+judges/recheck_calls.py builds the prompt exactly as the annotator does; the run's panel and call settings travel
+with it. Only runs judged by our annotator are
 read (HELM's built-in jury keeps no panel to ask again). Reading only: nothing here writes.
 """
 
@@ -15,11 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from helm_mtsamples_ext.common.answer import answer_text
 from helm_mtsamples_ext.common.answer_cap import judged_answer
 from helm_mtsamples_ext.common.panel import OUR_ANNOTATOR, JudgeSpec, panel_from_args
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY, RESERVED_KEYS
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.report.drift import Said, draw_sample
 from helm_mtsamples_ext.report.suite import NOT_RUNS, is_ours
 
@@ -29,13 +30,16 @@ CALL_KNOBS = ("max_tokens", "retry_base")
 
 @dataclass(frozen=True)
 class JudgedAnswer:
-    """One answer at least one judge scored: the prompt to ask again, and what each judge's entry held."""
+    """One answer at least one judge scored: the texts to ask about again, and what each judge's entry held."""
 
     run: str
     instance_id: str
-    prompt: str
-    untrusted: tuple[str, ...]
-    """The prompt's texts no verdict is read from (the answer, the note), as the annotator passes them."""
+    note: str
+    answer: str
+    """As the judges read it: its reasoning cut off with ``use_think``, cut at ``answer_cap``."""
+    reference: str
+    style: str
+    """The run's ``judge_prompt`` style."""
     before: Mapping[str, Mapping[str, Any]]
 
     @property
@@ -87,15 +91,12 @@ def _answer(state: Mapping[str, Any], args: RunEntryArgs, run: str) -> JudgedAns
     if not any(Said.of(entry).scores is not None for entry in before.values()):
         return None
     instance = state["instance"]
-    completions = (state.get("result") or {}).get("completions") or [{}]
-    answer = str(completions[0].get("text") or "")
-    answer = strip_think(answer) if args.use_think else answer
+    answer = answer_text((state.get("result") or {}).get("completions"), args.use_think)
     references = instance.get("references") or []
     reference = str(references[0]["output"]["text"]) if references else ""
     note = str(instance["input"]["text"])
     answer = judged_answer(answer, args.answer_cap).text  # as the judges read it
-    prompt = build_prompt(note, answer, reference, args.judge_prompt)
-    return JudgedAnswer(run, str(instance.get("id")), prompt, (answer, note), before)
+    return JudgedAnswer(run, str(instance.get("id")), note, answer, reference, args.judge_prompt, before)
 
 
 def read_run(run_dir: Path) -> JudgedRun | None:

@@ -12,9 +12,9 @@ import signal
 from pathlib import Path
 
 import pandas as pd
-from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext.common.atomic import whole_directory
+from helm_mtsamples_ext.common.log import hlog
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cells import write_csv

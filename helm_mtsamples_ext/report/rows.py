@@ -11,11 +11,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from helm.benchmark.scenarios.scenario import CORRECT_TAG
-
+from helm_mtsamples_ext.common.answer import first_completion
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.data.sections import specialty_of
+from helm_mtsamples_ext.names import CORRECT_TAG
 from helm_mtsamples_ext.scoring.failure_reasons import NO_ANNOTATION, NOT_RUN
 from helm_mtsamples_ext.scoring.reward import score_note
 
@@ -73,8 +73,7 @@ def judge_rows(record: object, judges: list[str], asked: bool = True) -> list[di
 
 def answer_of(state: dict[str, Any]) -> str:
     """The model's answer in a request state ("" when it gave none)."""
-    completions = (state.get("result") or {}).get("completions") or [{}]
-    return str(completions[0].get("text") or "")
+    return first_completion((state.get("result") or {}).get("completions"))
 
 
 def record_of(state: dict[str, Any]) -> NoteRecord | None:

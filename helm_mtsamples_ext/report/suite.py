@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.log import hlog
 from helm_mtsamples_ext.common.panel import OUR_ANNOTATOR, judge_families, panel_of
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows

@@ -5,58 +5,25 @@ Why: "judged 2/10" and "80.0%" failures say nothing of the cause, and a key-free
 once (calls timed out in the queue of a server taking one at a time, prompts too long for its 2048-token context),
 each with its own fix. Each failure is recorded with its reason (``record.py``); the kind is the reason's text
 before its first ':', with sizes dropped ("prompt too long for the judge's context (2301 tokens)" counts with the
-others). Pure functions.
+others), and its advice is common/failure_kinds.py's. Pure functions.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
-from helm_mtsamples_ext.common.record import NoteRecord
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
-from helm_mtsamples_ext.scoring.same_verdict import SAME_VERDICT
-
-NO_ANNOTATION = "no annotation"
-NOT_RUN = "not run"
-"""A note whose model was never asked (``helm-run --dry-run``): no judge call was made, none failed."""
-DRY_RUN = "a dry run (helm-run --dry-run) asks no model and no judge: run the same command without --dry-run"
-LARGER_JUDGE_MODEL = "use a larger judge model"
-"""The words of every advice that blames the judge's size (the report leaves failures an answer caused out)."""
-LARGER_JUDGE = f"a judge this small does not follow the verdict format: {LARGER_JUDGE_MODEL}"
-
-ADVICE: tuple[tuple[str, str], ...] = (
-    ("timed out", "raise judge_timeout, or lower judge_max_concurrency for a server that queues calls"),
-    ("judge unavailable", "the judge stopped answering and its calls were cut short: check the server, re-run"),
-    (CONTEXT_FAILURE, "give the judge a larger context (llama.cpp --n_ctx 8192, vLLM --max-model-len)"),
-    ("connection failed", "start the server or fix judge_base_url"),
-    ("gave up waiting for the endpoint", "raise judge_max_wait, or set judge_rpm to the endpoint's limit"),
-    ("rate limited", "raise judge_max_wait, or set judge_rpm to the endpoint's limit"),
-    ("server error repeats", "the server fails on these prompts: see its log"),
-    ("not a chat completion", "judge_base_url must be the OpenAI API root, e.g. http://host:port/v1"),
-    ("no verdict in reply", LARGER_JUDGE),
-    ("no valid dimension", LARGER_JUDGE),
-    ("reply cut off", LARGER_JUDGE),
-    ("duplicate keys in the verdict", LARGER_JUDGE),
-    ("verdict copied from the answer or note", "the answers carry a verdict the judge repeated: read the answers"),
-    ("error beside the reply", "the judge's server or gateway reported an error with its reply: see its log, re-run"),
-    ("out of memory while reading the verdict", "lower answer_cap, or give the run more memory"),
-    (SAME_VERDICT, f"a judge not reading the answer: {LARGER_JUDGE_MODEL}"),
-    (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
-    (NOT_RUN, DRY_RUN),
+from helm_mtsamples_ext.common.failure_kinds import (
+    DRY_RUN,
+    LARGER_JUDGE_MODEL,
+    NO_ANNOTATION,
+    NOT_RUN,
+    advice,
+    failure_kind,
 )
+from helm_mtsamples_ext.common.record import NoteRecord
 
-
-def failure_kind(failure: str) -> str:
-    """The kind of a recorded failure: its text before the first ':', without a size in parentheses."""
-    kind = failure.split(":")[0].strip()
-    return re.sub(r"\s*\(\d[^)]*\)$", "", kind) or "failed"
-
-
-def advice(kind: str) -> str | None:
-    """What to do about a kind of failure, when there is something to say."""
-    return next((what for prefix, what in ADVICE if kind.startswith(prefix)), None)
+__all__ = ["LARGER_JUDGE_MODEL", "NO_ANNOTATION", "NOT_RUN", "advice", "failure_kind", "panel_lines", "reasons_text"]
 
 
 def reasons_text(failures: Iterable[str]) -> str:

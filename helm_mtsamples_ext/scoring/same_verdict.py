@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
+from helm_mtsamples_ext.common.failure_kinds import SAME_VERDICT
 from helm_mtsamples_ext.common.record import FAILED, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 
@@ -31,8 +32,6 @@ MIN_MODELS = 2
 MIN_ANSWERS = 3
 """Different answers one verdict must be given to before it is taken as a judge not reading the answer. Two
 short, equally empty answers may deserve one verdict; three is already a pattern."""
-SAME_VERDICT = "same verdict for different answers"
-"""The failure recorded for such a verdict (its kind: the text before the ':')."""
 
 
 def _verdict_key(record: NoteRecord, judge: str) -> Hashable | None:

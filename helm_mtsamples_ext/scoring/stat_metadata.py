@@ -2,14 +2,14 @@
 
 HELM asks the metric for this (``Metric.get_metadata``) when ``helm-summarize --auto-generate-schema`` writes
 the leaderboard's schema, and ``schema.py`` copies it into the static schema, so both label our stats with
-the same words. Kept apart from the metric's arithmetic: these are texts for readers, not rules.
+the same words. Kept apart from the metric's arithmetic: these are texts for readers, not rules. A plain
+dataclass with the fields of HELM's ``MetricMetadata`` (metric.py converts), so the texts need no HELM.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-from helm.benchmark.metrics.metric import MetricMetadata
+from dataclasses import dataclass
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring.reward import (
@@ -28,6 +28,18 @@ from helm_mtsamples_ext.scoring.reward import (
 REWARD_GROUP = "mtsamples_procedures_reward"
 PER_JUDGE_GROUP = "mtsamples_procedures_per_judge"
 RELIABILITY_GROUP = "mtsamples_procedures_judge_reliability"
+
+
+@dataclass(frozen=True)
+class MetricMetadata:
+    """What HELM's ``MetricMetadata`` holds for one stat, field for field."""
+
+    name: str
+    display_name: str | None = None
+    short_display_name: str | None = None
+    description: str | None = None
+    lower_is_better: bool | None = None
+    group: str | None = None
 
 
 def metric_metadata(judge_names: Sequence[str]) -> list[MetricMetadata]:

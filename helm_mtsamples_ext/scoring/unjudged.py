@@ -12,12 +12,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from helm_mtsamples_ext.common.failure_kinds import (
+    CONTEXT_FAILURE,
+    LARGER_CONTEXT,
+    NO_ANNOTATION,
+    NO_VALID_DIMENSION,
+    failure_kind,
+)
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
-
-
-def _kind(text: str) -> str:
-    return text.split(":")[0].strip()
 
 
 def failure_kinds(records: Sequence[object]) -> Counter[str]:
@@ -27,13 +29,13 @@ def failure_kinds(records: Sequence[object]) -> Counter[str]:
     for raw in records:
         record = raw if isinstance(raw, NoteRecord) else NoteRecord.from_dict(raw)
         if record is None:
-            kinds["no annotation"] += 1
+            kinds[NO_ANNOTATION] += 1
             continue
         for name, entry in record.judges.items():
             if record.judge_failed(name):
-                kind = _kind(record.failure_of(name))
-                invalid = sorted({_kind(why) for why in entry.invalid.values()})
-                if kind == "no valid dimension" and invalid:
+                kind = failure_kind(record.failure_of(name))
+                invalid = sorted({failure_kind(why) for why in entry.invalid.values()})
+                if kind == NO_VALID_DIMENSION and invalid:
                     kind += f" ({'; '.join(invalid)})"
                 kinds[f"{name}: {kind}"] += 1
     return kinds
@@ -68,8 +70,7 @@ class Unjudged:
         """How many notes have no reward and why: the three commonest fixable kinds, then the context failures."""
         reasons = ", ".join(f"{kind} ×{count}" for kind, count in self.fixable.most_common(3))
         context = (
-            f"{self.too_long} judge calls had a {CONTEXT_FAILURE}, which no re-run fixes: give the judge a larger "
-            "context or use a judge with one"
+            f"{self.too_long} judge calls had a {CONTEXT_FAILURE}, which no re-run fixes: {LARGER_CONTEXT}"
             if self.too_long
             else ""
         )

@@ -1,29 +1,10 @@
-"""A model's family (families.py): its creator in HELM's metadata, compared without case; a judge's declared one."""
+"""A model's family (families.py): compared without case; a judge's declared one."""
 
 from __future__ import annotations
 
-from datetime import date
-
 import pytest
-from helm.benchmark.model_metadata_registry import ModelMetadata, get_unknown_model_metadata
 
-from helm_mtsamples_ext.common import families
-from helm_mtsamples_ext.common.families import creator_of, declared_families, family_key
-
-
-def metadata(name: str, creator: str) -> ModelMetadata:
-    return ModelMetadata(name=name, creator_organization_name=creator, display_name=name, description=name,
-                         access="open", release_date=date(2025, 1, 1))  # fmt: skip
-
-
-def test_a_models_family_is_its_creator_in_helms_metadata_and_a_placeholder_is_none(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    registry = {"meta/llama": metadata("meta/llama", "Meta"), "x/y": get_unknown_model_metadata("x/y")}
-    monkeypatch.setattr(families, "MODEL_NAME_TO_MODEL_METADATA", registry)
-    assert creator_of("meta/llama") == "Meta"
-    assert creator_of("x/y") is None, "HELM's placeholder for an unknown model says 'Unknown': no family"
-    assert creator_of("not/registered") is None
+from helm_mtsamples_ext.common.families import declared_families, family_key
 
 
 @pytest.mark.parametrize(("family", "key"), [("Meta", "meta"), (" META ", "meta"), ("Unknown", ""), (None, "")])

@@ -37,6 +37,7 @@ from helm.common.request import Request
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helm_mtsamples_ext.common.choices import EXTRACTION_MODES
 from helm_mtsamples_ext.controls_client import (
     DISPLAY_NAMES,
     ControlIndex,
@@ -55,7 +56,6 @@ from helm_mtsamples_ext.data.controls import (
     pad,
     truncate,
 )
-from helm_mtsamples_ext.data.sections import EXTRACTION_MODES
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario, build_instances
 from tests.e2e.helm_tools import helm_tool, request_states, stat, user_env

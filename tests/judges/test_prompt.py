@@ -1,4 +1,4 @@
-"""The judge's side without I/O: how a reply becomes scores, what the prompt holds, think stripping."""
+"""The judge's side without I/O: how a reply becomes scores, what the prompt holds."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesPr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
-from helm_mtsamples_ext.judges.prompt import HELM_FENCED, REPAIR_INSTRUCTION, build_prompt, strip_think
+from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt
 from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
 from tests.states import request_state
 
@@ -280,32 +281,6 @@ def test_unknown_prompt_style_is_rejected() -> None:
     """A typo in judge_prompt fails loudly instead of silently using another prompt."""
     with pytest.raises(ValueError, match="judge prompt style"):
         build_prompt("n", "a", "r", "custom")
-
-
-# ---------------------------------------------------------------- think stripping
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("<think>plan A?</think>Plan B.", "Plan B."),
-        ("<think>a</think>One.<think>b</think> Two.", "One.<think>b</think> Two."),
-        ("Answer.<think>not where reasoning goes", "Answer.<think>not where reasoning goes"),
-        ("  <think>a</think>\nPlan E.", "Plan E."),
-        ("reasoning whose opening tag was in the prompt</think>\nPlan C.", "Plan C."),
-        ("<THINK>x</Think>Plan D.", "Plan D."),
-        ("No thinking here.", "No thinking here."),
-        ("<think>only thoughts</think>", ""),
-        ("<think>never closed", ""),
-    ],
-    ids=[
-        "closed", "later-block-is-text", "later-tag-is-text", "leading-after-space", "leading-close", "case", "none",
-        "only-think", "only-dangling",
-    ],
-)  # fmt: skip
-def test_strip_think(text: str, expected: str) -> None:
-    """Reasoning is removed where a reasoning model puts it, first; a tag anywhere else is text."""
-    assert strip_think(text) == expected
 
 
 # ---------------------------------------------------------------- a verdict is only what the judge wrote

@@ -1,4 +1,4 @@
-"""report/judged_answers.py: the answers a suite's judges scored, with the prompt the annotator asked them."""
+"""report/judged_answers.py: the answers a suite's judges scored, with the texts the annotator asked them about."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from helm_mtsamples_ext.annotator import prompt_of
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.judges.recheck_calls import question
 from helm_mtsamples_ext.report.judged_answers import (
     SampleTooLarge,
     SuiteUnreadable,
@@ -44,8 +45,9 @@ def test_the_prompt_is_the_one_the_annotator_builds_from_the_same_state(tmp_path
         state["result"]["completions"][0]["text"],
         state["instance"]["references"][0]["output"]["text"],
     )
-    assert answer.prompt == prompt_of(same, RunEntryArgs(judge_prompt="ours"))  # what the suite stored
-    assert answer.untrusted == (state["result"]["completions"][0]["text"], state["instance"]["input"]["text"])
+    prompt, untrusted = question(answer.note, answer.answer, answer.reference, answer.style)
+    assert prompt == prompt_of(same, RunEntryArgs(judge_prompt="ours"))  # what the suite stored
+    assert untrusted == (state["result"]["completions"][0]["text"], state["instance"]["input"]["text"])
     assert answer.before["judge-one"]["accuracy"]["score"] == 5
 
 
@@ -60,7 +62,8 @@ def test_the_runs_stored_settings_shape_the_prompt_and_the_calls(tmp_path: Path)
     assert read.args.use_think and read.args.judge_prompt == "helm" and read.args.judge_timeout == 7.0
     assert read.knobs == {"max_tokens": 99}
     (answer,) = read.answers
-    assert "Rest." in answer.prompt and "draft" not in answer.prompt
+    assert answer.answer == "Rest." and answer.style == "helm"
+    assert "Rest." in question(answer.note, answer.answer, answer.reference, answer.style)[0]
 
 
 def test_a_run_of_helms_built_in_jury_has_no_panel_to_ask(tmp_path: Path) -> None:

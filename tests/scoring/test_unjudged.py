@@ -61,7 +61,7 @@ def test_prompts_too_long_for_the_context_are_counted_apart_as_what_no_rerun_fix
     assert report.too_long == 4 and not report.fixable
     assert report.summary().endswith(
         "(4 judge calls had a prompt too long for the judge's context, which no re-run fixes: give the judge a "
-        "larger context or use a judge with one)"
+        "larger context (llama.cpp --n_ctx 8192, vLLM --max-model-len) or use a judge with one)"
     )
     assert "Re-running" not in report.error(0.0), "no re-run fixes a prompt too long for the context"
 

@@ -1,2 +1,4 @@
-"""Reading a judge's reply: the verdict, its spans, structured replies, normalised text, copied text,
-explanations, the reply's shape and the model the server says it ran. Pure; never HELM."""
+"""Reading a judge's reply into a verdict: spans, structure, copied text, explanations, shape. Pure; never HELM."""
+
+__all__: list[str] = []
+"""No door imports these modules: the judges' call path does (judges/call.py, judges/classify.py)."""

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-REFUSED = "refused"
-"""How a refusal's failure begins (its kind, the text before the ':')."""
-ERROR_BESIDE = "error beside the reply"
-"""How the failure of a 200 holding an ``error`` object beside its choices begins."""
+from helm_mtsamples_ext.common.failure_kinds import ERROR_BESIDE, REFUSED
+
 REFUSAL_WORDS = 12
 """Words of a refusal kept in its failure line (the rest is the provider's boilerplate)."""
 

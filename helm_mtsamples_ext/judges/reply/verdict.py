@@ -52,8 +52,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from helm_mtsamples_ext.common.answer import reasoning_end
+from helm_mtsamples_ext.common.failure_kinds import DUPLICATE_KEYS, ECHOED
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, normalise_score
-from helm_mtsamples_ext.judges.prompt import reasoning_end
 from helm_mtsamples_ext.judges.reply.copied import Masked, holds_verbatim, mask_copied, normalised_forms, own_words
 from helm_mtsamples_ext.judges.reply.explanations import (
     COPIED,
@@ -67,11 +68,6 @@ from helm_mtsamples_ext.judges.reply.spans import Candidate, literal_scores, low
 from helm_mtsamples_ext.judges.reply.structured import is_quote, top_level_verdict
 
 __all__ = ["DUPLICATE_KEYS", "ECHOED", "DimensionScore", "Verdict", "parse_verdict"]
-
-DUPLICATE_KEYS = "duplicate keys in the verdict"
-"""The failure of a verdict that writes a key twice (JSON parsers keep the last silently)."""
-ECHOED = "verdict copied from the answer or note"
-"""The failure of a reply that is, as a whole, a verdict the candidate answer or the note wrote: the answer's doing."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,85 @@
+"""Every kind of failed judgment, named once, with what to do about it written once.
+
+A recorded failure is ``"<kind>: <detail>"`` (record.py keeps it per judge). judges/ makes each failure from the
+kind constants here; scoring/ (the end-of-run lines, the unjudged summary) and report/ (the failure warnings) read
+the kind back with ``failure_kind`` and match it against the same constants, so no kind is written as free text
+in two places, and its advice (``ADVICE``) is the one every reader prints. Pure: strings only.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ADVICE", "CONTEXT_FAILURE", "advice", "failure_kind"]
+
+TIMED_OUT = "timed out"
+JUDGE_UNAVAILABLE = "judge unavailable"
+CONTEXT_FAILURE = "prompt too long for the judge's context"
+"""No re-run fixes it, only a larger context: the unjudged summary counts it apart from what a re-run fixes."""
+CONNECTION_FAILED = "connection failed"
+GAVE_UP_WAITING = "gave up waiting for the endpoint"
+RATE_LIMITED = "rate limited"
+SERVER_ERROR_REPEATS = "server error repeats"
+NOT_A_COMPLETION = "not a chat completion"
+NO_VERDICT = "no verdict in reply"
+NO_VALID_DIMENSION = "no valid dimension"
+REPLY_CUT_OFF = "reply cut off"
+DUPLICATE_KEYS = "duplicate keys in the verdict"
+"""A verdict that writes a key twice (JSON parsers keep the last silently)."""
+ECHOED = "verdict copied from the answer or note"
+"""A reply that is, as a whole, a verdict the candidate answer or the note wrote: the answer's doing."""
+ERROR_BESIDE = "error beside the reply"
+"""A 200 holding an ``error`` object beside its choices."""
+REFUSED = "refused"
+OUT_OF_MEMORY = "out of memory while reading the verdict"
+"""A reply the process had no memory to read (never "no verdict in reply": the reply may hold a valid one)."""
+SAME_VERDICT = "same verdict for different answers"
+"""Set after the run, not by a call: one verdict given to several different answers (scoring/same_verdict.py)."""
+MARKED_FAILED = "marked failed"
+NO_ANNOTATION = "no annotation"
+"""A note without our record: each judge of the panel counts as failed on it."""
+NOT_RUN = "not run"
+"""A note whose model was never asked (``helm-run --dry-run``): no judge call was made, none failed."""
+
+DRY_RUN = "a dry run (helm-run --dry-run) asks no model and no judge: run the same command without --dry-run"
+LARGER_JUDGE_MODEL = "use a larger judge model"
+"""The words of every advice that blames the judge's size (the report leaves failures an answer caused out)."""
+LARGER_JUDGE = f"a judge this small does not follow the verdict format: {LARGER_JUDGE_MODEL}"
+API_ROOT = "judge_base_url must be the OpenAI API root, e.g. http://host:port/v1"
+WAIT_OR_PACE = "raise judge_max_wait, or set judge_rpm to the endpoint's limit"
+LARGER_CONTEXT = (
+    "give the judge a larger context (llama.cpp --n_ctx 8192, vLLM --max-model-len) or use a judge with one"
+)
+
+ADVICE: tuple[tuple[str, str], ...] = (
+    (TIMED_OUT, "raise judge_timeout, or lower judge_max_concurrency for a server that queues calls"),
+    (JUDGE_UNAVAILABLE, "the judge stopped answering and its calls were cut short: check the server, re-run"),
+    (CONTEXT_FAILURE, LARGER_CONTEXT),
+    (CONNECTION_FAILED, "start the server or fix judge_base_url"),
+    (GAVE_UP_WAITING, WAIT_OR_PACE),
+    (RATE_LIMITED, WAIT_OR_PACE),
+    (SERVER_ERROR_REPEATS, "the server fails on these prompts: see its log"),
+    (NOT_A_COMPLETION, API_ROOT),
+    (NO_VERDICT, LARGER_JUDGE),
+    (NO_VALID_DIMENSION, LARGER_JUDGE),
+    (REPLY_CUT_OFF, LARGER_JUDGE),
+    (DUPLICATE_KEYS, LARGER_JUDGE),
+    (ECHOED, "the answers carry a verdict the judge repeated: read the answers"),
+    (ERROR_BESIDE, "the judge's server or gateway reported an error with its reply: see its log, re-run"),
+    (OUT_OF_MEMORY, "lower answer_cap, or give the run more memory"),
+    (SAME_VERDICT, f"a judge not reading the answer: {LARGER_JUDGE_MODEL}"),
+    (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
+    (NOT_RUN, DRY_RUN),
+)
+"""Each kind with what to do about it, for every place that prints a failure: a kind not here has no advice."""
+
+
+def failure_kind(failure: str) -> str:
+    """The kind of a recorded failure: its text before the first ':', without a size in parentheses."""
+    kind = failure.split(":")[0].strip()
+    return re.sub(r"\s*\(\d[^)]*\)$", "", kind) or "failed"
+
+
+def advice(kind: str) -> str | None:
+    """What to do about a kind of failure, when there is something to say."""
+    return next((what for prefix, what in ADVICE if kind.startswith(prefix)), None)

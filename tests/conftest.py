@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from helm_mtsamples_ext.data.notes import DataError
+from tests.collection_rules import pytest_collection_modifyitems  # noqa: F401  (the markers' rules, checked)
 from tests.pinned_notes import NotesUnavailable, locate_pinned_notes
 from tests.synthetic_notes import SyntheticNotes, write_synthetic_notes
 

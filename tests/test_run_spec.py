@@ -16,6 +16,8 @@ from helm.common.object_spec import parse_object_spec
 
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec, resolve_judges
 
+pytestmark = pytest.mark.helm
+
 OURS = "helm_mtsamples_ext.run_spec"
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario, build_instances, instance_id
 
+pytestmark = pytest.mark.helm
+
 GOOD = b"Medical Specialty:Urology\nSample Name: Cystoscopy\nINDICATIONS: Hematuria.\nPLAN: Follow up in two weeks.\n"
 
 

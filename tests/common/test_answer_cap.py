@@ -8,6 +8,8 @@ from helm_mtsamples_ext.common.answer_cap import CutAnswer, judged_answer
 from helm_mtsamples_ext.common.record import ANSWER_CUT, NoteRecord
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 
+pytestmark = pytest.mark.helm
+
 
 @pytest.mark.parametrize(
     ("answer", "cap", "expected"),

@@ -10,6 +10,8 @@ from helm.benchmark.model_metadata_registry import ModelMetadata, get_unknown_mo
 from helm_mtsamples_ext.common import families
 from helm_mtsamples_ext.common.families import creator_of, declared_families, family_key
 
+pytestmark = pytest.mark.helm
+
 
 def metadata(name: str, creator: str) -> ModelMetadata:
     return ModelMetadata(name=name, creator_organization_name=creator, display_name=name, description=name,

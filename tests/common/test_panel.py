@@ -18,6 +18,8 @@ from helm_mtsamples_ext.common.panel import (
 )
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 
+pytestmark = pytest.mark.helm
+
 
 @pytest.mark.parametrize(
     "spec",

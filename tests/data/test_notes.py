@@ -28,6 +28,8 @@ from helm_mtsamples_ext.data.notes import (
 )
 from tests.servers.mirror import NoteMirror
 
+pytestmark = pytest.mark.helm
+
 FAST = RetryPolicy(attempts=3, wait_initial=0.0, wait_max=0.0, timeout=5.0)
 Source = tuple[Path, list[ManifestEntry]]
 NOTES = {

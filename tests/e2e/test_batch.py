@@ -4,7 +4,6 @@ rewards of a direct run, a killed run that re-attaches to its batch, and a finis
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,8 @@ from tests.e2e.helm_tools import P, helm_tool, kill_helm_run_once, request_state
 from tests.servers.batch import BatchAPI
 from tests.servers.judge import JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror() as m:
-        yield m
 
 
 def annotations(run: Path) -> list[dict]:  # type: ignore[type-arg]

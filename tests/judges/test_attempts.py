@@ -15,6 +15,8 @@ from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
 
+pytestmark = pytest.mark.helm
+
 TARGET = JudgeTarget("j", "j", "host/j", "host", "http://host/v1", "JUDGE_API_KEY_1", "http://host/v1")
 OK = Sent("ok", text="{}")
 E500 = Sent("server", error="HTTP 500: could not broadcast input array", status=500)

@@ -29,6 +29,8 @@ from helm_mtsamples_ext.judges.endpoints import (
 )
 from helm_mtsamples_ext.judges.formats import VERDICT_SCHEMA
 
+pytestmark = pytest.mark.helm
+
 URL = "http://127.0.0.1:8000/v1"
 OTHER = "https://judge.example.org/v1"
 

@@ -10,11 +10,14 @@ import sys
 import time
 from types import SimpleNamespace
 
+import pytest
 from helm.benchmark.runner import Runner
 
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.suite_progress import SuitePosition, SuiteTally, format_left, suite_position, time_left
 from helm_mtsamples_ext.judges.throttle import EndpointGate
+
+pytestmark = pytest.mark.helm
 
 
 def test_in_a_log_file_the_bar_refreshes_every_30_seconds_not_every_second() -> None:

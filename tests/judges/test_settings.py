@@ -7,6 +7,8 @@ import pytest
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.settings import MIN_BREAKER_COOLDOWN, CallSettings, breaker_cooldown
 
+pytestmark = pytest.mark.helm
+
 
 def test_the_call_settings_carry_the_run_entrys_judging_arguments() -> None:
     args = RunEntryArgs.parse(

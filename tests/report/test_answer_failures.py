@@ -25,6 +25,8 @@ from helm_mtsamples_ext.report.answer_failures import (
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
 
+pytestmark = pytest.mark.helm
+
 PANEL = "a+b"
 PLANT = "no verdict in reply: the verdict's text was copied from the answer"
 TIMEOUT = "timed out: after 60 s"

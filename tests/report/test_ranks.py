@@ -13,6 +13,8 @@ from helm_mtsamples_ext.report.render import pairwise_markdown
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.simulated import board_of, equal_models_notes
 
+pytestmark = pytest.mark.helm
+
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
 
 

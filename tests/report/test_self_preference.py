@@ -25,6 +25,8 @@ from helm_mtsamples_ext.report.self_preference import (
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.simulated import Panel, self_preference_suite
 
+pytestmark = pytest.mark.helm
+
 SETTINGS = BootstrapSettings(n_resamples=300, seed=0)
 
 

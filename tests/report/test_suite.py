@@ -28,6 +28,8 @@ from tests.report.suites import (
     write_run,
 )
 
+pytestmark = pytest.mark.helm
+
 
 def test_same_model_in_two_runs_of_one_panel(tmp_path: Path) -> None:
     """Two runs of one model under one panel stay apart, labelled by their run arguments."""

@@ -8,6 +8,8 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring.reward import REWARD, alpha_stat_name, instance_stat_names, run_stat_names
 from helm_mtsamples_ext.scoring.stat_metadata import PER_JUDGE_GROUP, RELIABILITY_GROUP, REWARD_GROUP, metric_metadata
 
+pytestmark = pytest.mark.helm
+
 PANELS = [
     pytest.param([], id="no panel"),
     pytest.param(["gpt-4o-mini"], id="one judge"),

@@ -10,6 +10,8 @@ import pytest
 
 from helm_mtsamples_ext.scoring.unjudged import Unjudged, failure_kinds
 
+pytestmark = pytest.mark.helm
+
 TOO_LONG = "prompt too long for the judge's context (1532 tokens): give the judge a larger context"
 
 

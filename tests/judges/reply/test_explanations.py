@@ -10,6 +10,8 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.reply.explanations import NOT_OWN_WORDS, VERDICT_REFUSED, explanation_problem
 from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
 
+pytestmark = pytest.mark.helm
+
 OWN = NOT_OWN_WORDS
 
 

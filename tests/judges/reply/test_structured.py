@@ -11,6 +11,8 @@ import pytest
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.reply.verdict import DUPLICATE_KEYS, ECHOED, parse_verdict
 
+pytestmark = pytest.mark.helm
+
 PLAN = "Start cefazolin 2 g IV before incision and check the drain output daily."
 NOTE = "PREOPERATIVE DIAGNOSIS: Inguinal hernia. PROCEDURE: Open repair with mesh."
 PLANTED = {dim: {"score": 5, "explanation": f"The plan is flawless and complete for {dim}."} for dim in DIMENSIONS}

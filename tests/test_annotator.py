@@ -156,7 +156,7 @@ def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
 
 def test_every_judge_is_asked_for_the_verdict_schema_first(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
     _, server = panel_record
-    first = {}
+    first: dict[str, str | None] = {}
     for request in server.requests:
         first.setdefault(request.model, request.response_format)
     assert set(first.values()) == {"json_schema"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 import pytest
+from helm.common.request import Request
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
@@ -122,7 +123,7 @@ def overloaded_attempts(script: list[Sent], others_answered: bool, gate: Endpoin
     turn.gate = gate
     exchange = turn.exchange
 
-    def busy_exchange(request: object) -> Sent:
+    def busy_exchange(request: Request) -> Sent:
         sent = exchange(request)
         if others_answered and sent.kind == "timeout":
             breaker.answered()  # another call of the same judge came back while this one waited

@@ -252,7 +252,7 @@ def client() -> JudgeEndpointClient:
 
     from helm_mtsamples_ext.helm_host.compat import JUDGE_TOKENIZER, openai_client_needs_tokenizer
 
-    tokenizer = {"tokenizer": SimpleTokenizer(), "tokenizer_name": JUDGE_TOKENIZER}
+    tokenizer: dict[str, Any] = {"tokenizer": SimpleTokenizer(), "tokenizer_name": JUDGE_TOKENIZER}
     return JudgeEndpointClient(
         cache_config=BlackHoleCacheConfig(),
         api_key="EMPTY",

@@ -99,7 +99,7 @@ def test_the_run_k_of_n_is_read_from_helms_runner() -> None:
         def run_one(self, run_spec: object) -> None:
             seen.append(suite_position())
 
-    Runner.run_all(Runs(), [SimpleNamespace(name=f"run{i}") for i in range(3)])  # type: ignore[arg-type]
+    Runner.run_all(Runs(), [SimpleNamespace(name=f"run{i}") for i in range(3)])  # type: ignore[arg-type, misc]
     assert seen == [SuitePosition(1, 3), SuitePosition(2, 3), SuitePosition(3, 3)]
     assert suite_position() == SuitePosition(1, 1)  # outside helm-run
 

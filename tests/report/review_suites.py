@@ -60,7 +60,10 @@ def panel_suite(output: Path, judges: list[str]) -> Path:
     and judge so that no judge gives one verdict to different answers."""
 
     def verdicts(offset: int) -> dict[str, dict[str, Any]]:
-        return {n: {j: ok(*[1 + (s + k + offset) % 5] * 3) for k, j in enumerate(judges)} for n, s in SCORES.items()}
+        def same(score: int) -> dict[str, Any]:
+            return ok(score, score, score)
+
+        return {n: {j: same(1 + (s + k + offset) % 5) for k, j in enumerate(judges)} for n, s in SCORES.items()}
 
     runs = [
         Run("mtsamples-control/shuffled", judges, verdicts(0)),

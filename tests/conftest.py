@@ -1,4 +1,5 @@
-"""Shared fixtures: the notes.
+"""Shared fixtures: the notes; and the rules of the ``helm`` and ``e2e`` markers, checked at collection
+(``tests/collection_rules.py``).
 
 - ``pinned_notes_dir``: the 429 pinned notes, for the tests that check the real data only. Found as a user
   finds them (``tests/pinned_notes.py``: ``MTSAMPLES_PROCEDURES_BASE_URL``, else ``../shared``, else GitHub);

@@ -56,7 +56,7 @@ def kind_of(command: str) -> str:
         return "setup"
     if "chromium" in command:
         return "browser"
-    if re.fullmatch(r"\S+/bin/python -m pytest", command):
+    if re.fullmatch(r"\S+/bin/python -m pytest( .+)?", command):
         return "tests"
     raise SystemExit(f"README.md, {TESTS_HEADING}: not a set-up, browser or test line: {command}")
 

@@ -36,8 +36,8 @@ from helm.benchmark.scenarios.mtsamples_procedures_scenario import (  # noqa: E4
 )
 
 from benchmarks import parse_args  # noqa: E402
-from helm_mtsamples_ext import data  # noqa: E402
-from helm_mtsamples_ext.custom_manifest import MANIFEST_ENV, ManifestUnusable, resolve_manifest  # noqa: E402
+from helm_mtsamples_ext.data import notes as data  # noqa: E402
+from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV, ManifestUnusable, resolve_manifest  # noqa: E402
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario  # noqa: E402
 from tests.servers.mirror import NoteMirror  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: the notes.
+"""Shared fixtures: the notes; and the rules of the ``helm`` and ``e2e`` markers, checked at collection
+(``tests/collection_rules.py``).
 
 - ``pinned_notes_dir``: the 429 pinned notes, for the tests that check the real data only. Found as a user
   finds them (``tests/pinned_notes.py``: ``MTSAMPLES_PROCEDURES_BASE_URL``, else ``../shared``, else GitHub);
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from helm_mtsamples_ext.data.notes import DataError
+from tests.collection_rules import pytest_collection_modifyitems  # noqa: F401  (the markers' rules, checked)
 from tests.pinned_notes import NotesUnavailable, locate_pinned_notes
 from tests.synthetic_notes import SyntheticNotes, write_synthetic_notes
 

@@ -137,6 +137,11 @@ class SyntheticNotes:
         return NoteMirror(self.directory, manifest=self.manifest, max_lifetime=max_lifetime)
 
 
+def notes_in(directory: Path) -> dict[str, bytes]:
+    """The notes of a directory (synthetic or pinned) as the scenario reads them: file name to bytes."""
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.txt"))}
+
+
 def write_synthetic_notes(root: Path) -> SyntheticNotes:
     directory = root / "notes"
     directory.mkdir(parents=True)

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helm.benchmark.adaptation.request_state import RequestState
 from helm.benchmark.annotation.annotator import AnnotatorSpec
 from helm.benchmark.annotation.annotator_factory import AnnotatorFactory
 from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
@@ -27,48 +26,19 @@ from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, endpoint_deployment_name
 from helm_mtsamples_ext.judges.settings import CallSettings
+from tests.annotators import NOTE, judge_specs, make_annotator, notes, state
 from tests.servers.judge import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state
 
+pytestmark = pytest.mark.helm
+
 CLASS_NAME = "helm_mtsamples_ext.annotator.JudgeAnnotator"
-NOTE = "PREOPERATIVE DIAGNOSIS: Left inguinal hernia. PROCEDURE: Open repair with mesh."
-ANSWER = "Discharge home today. Follow up in clinic in 2 weeks. No heavy lifting for 6 weeks."
 
 
 @pytest.fixture(autouse=True)
 def _no_key_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("JUDGE_API_KEY", "JUDGE_API_KEY_1", "JUDGE_API_KEY_2", "OPENAI_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-
-
-def judge_specs(server: JudgeServer, models: list[str], endpoint_index: int = 1) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": m,
-            "model": m,
-            "model_deployment": endpoint_deployment_name(server.base_url, m),
-            "base_url": server.base_url,
-            "endpoint_index": endpoint_index,
-        }
-        for m in models
-    ]
-
-
-def make_annotator(
-    cache_dir: Path, judges: list[dict[str, Any]], credentials: dict[str, Any] | None = None, **kwargs: Any
-) -> JudgeAnnotator:
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    auto_client = AutoClient(
-        credentials=credentials or {},
-        file_storage_path=str(cache_dir),
-        cache_backend_config=SqliteCacheBackendConfig(str(cache_dir)),
-    )
-    options: dict[str, Any] = {"judge_timeout": 10.0, "retry_base": 0.0, **kwargs}
-    return JudgeAnnotator(auto_client=auto_client, judges=judges, **options)
-
-
-def state(answer: str = ANSWER, note: str = NOTE, instance_id: str = "note-1") -> RequestState:
-    return request_state(note, answer, reference="Follow up in 2 weeks.", instance_id=instance_id)
 
 
 def scores(entry: dict[str, Any]) -> dict[str, int | None]:
@@ -187,7 +157,7 @@ def test_a_valid_entry_holds_scores_explanations_tokens_format_and_deployment(
 
 def test_every_judge_is_asked_for_the_verdict_schema_first(panel_record: tuple[dict[str, Any], JudgeServer]) -> None:
     _, server = panel_record
-    first = {}
+    first: dict[str, str | None] = {}
     for request in server.requests:
         first.setdefault(request.model, request.response_format)
     assert set(first.values()) == {"json_schema"}
@@ -520,10 +490,6 @@ def test_an_empty_answer_is_not_sent_to_judges(tmp_path: Path, answer: str, use_
 
 
 # ---------------------------------------------------------------- the whole run at once (annotate_all)
-
-
-def notes(n: int, start: int = 0) -> list[RequestState]:
-    return [state(note=f"{NOTE} Case {i}.", instance_id=f"n{i}") for i in range(start, start + n)]
 
 
 def test_helm_hands_the_annotator_every_note_of_the_run_at_once() -> None:

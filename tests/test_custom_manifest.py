@@ -15,6 +15,8 @@ from helm_mtsamples_ext.data.notes import BASE_URL_ENV, CACHE_DIR_ENV, DataError
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
 from tests.synthetic_notes import HELM_INSTANCES, SECTIONS_INSTANCES, SyntheticNotes
 
+pytestmark = pytest.mark.helm
+
 NOT_COMPARABLE = "not comparable with the pinned MTSamples Procedures benchmark"
 
 

@@ -14,6 +14,8 @@ from helm_mtsamples_ext.report.cost import Price, Prices
 from tests.states import request_state
 from tests.synthetic_notes import SyntheticNotes
 
+pytestmark = pytest.mark.helm
+
 NOTE, REFERENCE = "PROCEDURE: Open repair of a left inguinal hernia with mesh. " * 5, "Follow up in two weeks."
 JUDGES = (Judge("gpt-4o-mini", "openai/gpt-4o-mini"), Judge("llama", "together/llama"))
 

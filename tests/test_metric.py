@@ -16,6 +16,8 @@ from helm.benchmark.scenarios.scenario import TEST_SPLIT
 from helm_mtsamples_ext.metric import MTSamplesProceduresMetric, UnjudgedNotesError
 from tests.states import request_state as make_state
 
+pytestmark = pytest.mark.helm
+
 P = "mtsamples_procedures"
 ADAPTER = AdapterSpec(method="generation")
 

@@ -15,6 +15,8 @@ import pytest
 
 from helm_mtsamples_ext import names
 
+pytestmark = pytest.mark.helm
+
 REPO = Path(__file__).resolve().parents[1]
 
 

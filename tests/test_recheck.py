@@ -11,6 +11,8 @@ from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.recheck import main
 from tests.report.suites import JUDGES, Note, Run, build_main_suite, build_suite, ok, write_foreign_run
 
+pytestmark = pytest.mark.helm
+
 
 def last_error(capsys: pytest.CaptureFixture[str]) -> str:
     return capsys.readouterr().err.strip().splitlines()[-1]

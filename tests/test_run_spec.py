@@ -9,12 +9,23 @@ import sys
 import textwrap
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helm.benchmark.run_spec import RunSpec
 from helm.benchmark.run_spec_factory import construct_run_specs
 from helm.common.object_spec import parse_object_spec
 
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec, resolve_judges
+
+pytestmark = pytest.mark.helm
+
+
+def annotator_args(spec: RunSpec) -> dict[str, Any]:
+    """The arguments of the run spec's annotator (ours, its only one)."""
+    assert spec.annotators
+    return spec.annotators[0].args
+
 
 OURS = "helm_mtsamples_ext.run_spec"
 
@@ -94,7 +105,7 @@ def test_run_entry_builds_our_pipeline_with_helms_adapter() -> None:
     assert spec.adapter_spec == replace(helms().adapter_spec, model="simple/model1", model_deployment="simple/model1")
     assert spec.adapter_spec.input_prefix.startswith("Patient Notes")
     assert (spec.adapter_spec.max_tokens, spec.adapter_spec.max_train_instances) == (512, 0)
-    assert spec.annotators[0].args["judges"] == [
+    assert annotator_args(spec)["judges"] == [
         {
             "name": "gpt-4o-mini",
             "model": "openai/gpt-4o-mini",
@@ -119,7 +130,7 @@ def test_run_entry_builds_our_pipeline_with_helms_adapter() -> None:
 )
 def test_every_non_default_argument_is_in_the_name(args: dict[str, str]) -> None:
     """Two variants never overwrite each other in one suite: each argument shows in the name."""
-    name = get_mtsamples_procedures_spec(**args).name  # type: ignore[arg-type]
+    name = get_mtsamples_procedures_spec(**args).name
     for key in args:
         assert f"{key}=" in name
     assert "/" not in name and "://" not in name and " " not in name
@@ -142,7 +153,7 @@ def test_jury_config_is_helms_yaml(tmp_path: Path) -> None:
         " model_deployment: stanfordhealthcare/claude-3-7-sonnet-20250219}\n"
     )
     spec = get_mtsamples_procedures_spec(jury_config_path=str(config))
-    assert [j["name"] for j in spec.annotators[0].args["judges"]] == ["gpt", "claude"]  # type: ignore[index]
+    assert [j["name"] for j in annotator_args(spec)["judges"]] == ["gpt", "claude"]
     assert str(tmp_path) not in spec.name
 
 
@@ -158,7 +169,7 @@ def test_judge_urls_match_judges_by_position() -> None:
     for leaky in ("http://user:secret@127.0.0.1:1/v1", "http://127.0.0.1:1/v1?api_key=sk-1", "http://h/v1?token=t"):
         with pytest.raises(ValueError, match="JUDGE_API_KEY"):
             resolve_judges("a", None, leaky)
-    assert resolve_judges("a", None, "https://h/v1?api-version=2024-06-01")[0].base_url.endswith("2024-06-01")
+    assert (resolve_judges("a", None, "https://h/v1?api-version=2024-06-01")[0].base_url or "").endswith("2024-06-01")
 
 
 def test_duplicate_judges_get_distinct_names() -> None:
@@ -191,7 +202,7 @@ def test_duplicate_judges_get_distinct_names() -> None:
 def test_bad_arguments_fail_clearly(args: dict[str, str], message: str) -> None:
     """A typo in a run entry is an error naming the argument, not a silently different run."""
     with pytest.raises(ValueError, match=message):
-        get_mtsamples_procedures_spec(**args)  # type: ignore[arg-type]
+        get_mtsamples_procedures_spec(**args)
 
 
 @pytest.mark.parametrize(
@@ -233,7 +244,7 @@ def test_a_judge_url_that_could_carry_a_secret_is_refused_without_echoing_it(url
 )
 def test_ordinary_judge_urls_are_accepted(url: str) -> None:
     spec = get_mtsamples_procedures_spec(judges="a", judge_base_url=url)
-    assert spec.annotators[0].args["judges"][0]["base_url"] == url
+    assert annotator_args(spec)["judges"][0]["base_url"] == url
 
 
 @pytest.mark.parametrize(
@@ -253,18 +264,18 @@ def test_ordinary_judge_urls_are_accepted(url: str) -> None:
 )
 def test_separators_in_names_and_non_finite_numbers_get_one_line(args: dict[str, str], message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)) as raised:
-        get_mtsamples_procedures_spec(judge_base_url="http://127.0.0.1:1/v1", **args)  # type: ignore[arg-type]
+        get_mtsamples_procedures_spec(judge_base_url="http://127.0.0.1:1/v1", **args)
     assert "\n" not in str(raised.value) and "\x1b" not in str(raised.value)
 
 
 def test_new_judging_arguments_reach_the_annotator_and_metric_only_when_set() -> None:
     """Defaults stay out of run_spec.json (earlier runs keep their names and files); set ones are passed."""
     plain = get_mtsamples_procedures_spec()
-    assert set(plain.annotators[0].args) == {"judges", "judge_prompt", "use_think", "judge_timeout"}
+    assert set(annotator_args(plain)) == {"judges", "judge_prompt", "use_think", "judge_timeout"}
     tuned = get_mtsamples_procedures_spec(
         judge_structured="off", judge_max_wait="60", judge_max_concurrency="4", judge_rpm="500", max_unjudged="0.1"
     )
-    args = tuned.annotators[0].args
+    args = annotator_args(tuned)
     assert (args["judge_structured"], args["judge_max_wait"], args["judge_max_concurrency"], args["judge_rpm"]) == (
         "off",
         60.0,
@@ -278,14 +289,14 @@ def test_new_judging_arguments_reach_the_annotator_and_metric_only_when_set() ->
 def test_judge_batch_reaches_the_annotator_but_not_the_run_name() -> None:
     """How judging is paid changes no result: a batch-judged run is the same run as a direct one."""
     batched = get_mtsamples_procedures_spec(judge_batch="true")
-    assert batched.annotators[0].args["judge_batch"] is True
+    assert annotator_args(batched)["judge_batch"] is True
     assert batched.name == get_mtsamples_procedures_spec().name
-    assert "judge_batch" not in get_mtsamples_procedures_spec(judge_batch="false").annotators[0].args
+    assert "judge_batch" not in annotator_args(get_mtsamples_procedures_spec(judge_batch="false"))
 
 
 def test_judge_batch_fallback_reaches_the_annotator_but_not_the_run_name() -> None:
     strict = get_mtsamples_procedures_spec(judge_batch="true", judge_batch_fallback="false")
-    assert strict.annotators[0].args["judge_batch_fallback"] is False
+    assert annotator_args(strict)["judge_batch_fallback"] is False
     assert strict.name == get_mtsamples_procedures_spec().name
 
 
@@ -304,7 +315,7 @@ def test_judge_batch_fallback_reaches_the_annotator_but_not_the_run_name() -> No
 def test_an_unknown_argument_names_the_closest_known_one(args: dict[str, str], line: str) -> None:
     """A typo gets the argument it most likely meant; a name like none of them gets the list alone."""
     with pytest.raises(ValueError, match=line):
-        get_mtsamples_procedures_spec(**args)  # type: ignore[arg-type]
+        get_mtsamples_procedures_spec(**args)
 
 
 def test_a_hosted_judges_family_is_its_creator_and_judge_family_declares_one_without_renaming_the_run(
@@ -325,5 +336,5 @@ def test_a_hosted_judges_family_is_its_creator_and_judge_family_declares_one_wit
     assert resolve_judges("meta/llama-3.3-70b", None, "http://127.0.0.1:1/v1")[0].family is None
     url = "http://127.0.0.1:1/v1"
     declared = get_mtsamples_procedures_spec(judges="q+l", judge_base_url=url, judge_family="Alibaba+Meta")
-    assert [j["family"] for j in declared.annotators[0].args["judges"]] == ["Alibaba", "Meta"]  # type: ignore[index]
+    assert [j["family"] for j in annotator_args(declared)["judges"]] == ["Alibaba", "Meta"]
     assert declared.name == get_mtsamples_procedures_spec(judges="q+l", judge_base_url=url).name

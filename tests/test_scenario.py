@@ -12,6 +12,8 @@ import pytest
 from helm_mtsamples_ext.data.instances import instance_id
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario, build_instances
 
+pytestmark = pytest.mark.helm
+
 GOOD = b"Medical Specialty:Urology\nSample Name: Cystoscopy\nINDICATIONS: Hematuria.\nPLAN: Follow up in two weeks.\n"
 
 

@@ -20,6 +20,8 @@ from helm_mtsamples_ext.schema import METRIC_CLASS, SCENARIO_CLASS, SCHEMA_PATH
 from helm_mtsamples_ext.scoring.reward import JURY_SCORE, REWARD, instance_stat_names, run_stat_names
 from helm_mtsamples_ext.scoring.stat_metadata import metric_metadata
 
+pytestmark = pytest.mark.helm
+
 # MedHELM's three-vendor jury, read from the file HELM itself ships.
 HELM_JURY = str(resources.files("helm.benchmark.scenarios.medhelm").joinpath("judges.yaml"))
 
@@ -207,29 +209,6 @@ def test_suite_without_our_runs_is_an_error_naming_the_directory(tmp_path: Path)
     (tmp_path / "out" / "runs" / "s").mkdir(parents=True)
     with pytest.raises(SystemExit, match="no finished mtsamples_procedures run"):
         schema_module.main(["--suite", "s", "-o", str(tmp_path / "out")])
-
-
-def test_the_suites_judge_audit_is_in_the_leaderboards_description_through_real_helm_summarize(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A blind panel (AUROC 0.5) and a model above the clinician's plan: helm-summarize's groups_metadata.json,
-    which helm-server shows above the leaderboard, carries both warnings under our run groups; stdout stays the
-    schema's path alone."""
-    from tests.e2e.helm_tools import helm_tool, user_env
-    from tests.report.test_audit_warnings import CEILING_LINE, PANEL_LINE, blind_suite
-
-    blind_suite(tmp_path)
-    schema_module.main(["--suite", "v1", "-o", str(tmp_path)])
-    captured = capsys.readouterr()
-    path = captured.out.strip()
-    assert Path(path).is_file() and PANEL_LINE in captured.err
-    helm_tool("helm-summarize", "--suite", "v1", "-o", str(tmp_path), "--schema-path", path, cwd=tmp_path,
-              env=user_env())  # fmt: skip
-    groups = json.loads((tmp_path / "runs" / "v1" / "groups_metadata.json").read_text())
-    for group in ("mtsamples_procedures", "mtsamples_procedures_leaderboard"):
-        description = groups[group]["description"]
-        assert schema_module.AUDIT_HEADING in description
-        assert PANEL_LINE in description and CEILING_LINE in description
 
 
 def test_a_suite_without_readable_records_keeps_the_shipped_descriptions() -> None:

@@ -17,6 +17,8 @@ from helm_mtsamples_ext.judges.classify import context_failure
 from helm_mtsamples_ext.scoring.failure_reasons import reasons_text
 from helm_mtsamples_ext.scoring.unjudged import Unjudged, failure_kinds
 
+pytestmark = pytest.mark.helm
+
 
 @pytest.mark.parametrize(
     ("failure", "kind"),

@@ -13,6 +13,8 @@ import pytest
 
 from helm_mtsamples_ext.common import log
 
+pytestmark = pytest.mark.helm
+
 REPO = Path(__file__).resolve().parents[2]
 
 

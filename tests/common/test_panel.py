@@ -18,6 +18,8 @@ from helm_mtsamples_ext.common.panel import (
 )
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 
+pytestmark = pytest.mark.helm
+
 
 @pytest.mark.parametrize(
     "spec",
@@ -38,6 +40,7 @@ def test_the_hosted_form_carries_no_endpoint_index() -> None:
 
 def test_the_panel_of_a_run_spec_is_its_judges_in_order() -> None:
     spec = get_mtsamples_procedures_spec(judges="b+a", judge_base_url="http://127.0.0.1:1/v1")
+    assert spec.annotators
     run_spec = {"annotators": [{"class_name": OUR_ANNOTATOR, "args": spec.annotators[0].args}]}
     assert panel_of(run_spec) == ["b", "a"]
 
@@ -78,6 +81,7 @@ def test_a_judges_family_is_stored_only_when_known_and_read_back_per_judge() -> 
         spec = get_mtsamples_procedures_spec(
             judges="a+b", judge_base_url="http://127.0.0.1:1/v1", judge_family=declared
         )
+        assert spec.annotators
         run_spec = {"annotators": [{"class_name": OUR_ANNOTATOR, "args": spec.annotators[0].args}]}
         assert judge_families(run_spec) == found
     assert judge_families({"annotators": []}) == {}

@@ -14,6 +14,8 @@ from helm_mtsamples_ext.annotator import JudgeAnnotator
 from helm_mtsamples_ext.common.run_entry_args import _PARSERS, ANNOTATOR_ALWAYS, ANNOTATOR_IF_SET, RunEntryArgs
 from helm_mtsamples_ext.judges.settings import CallSettings
 
+pytestmark = pytest.mark.helm
+
 PACKAGE = Path(helm_mtsamples_ext.__file__).parent
 
 

@@ -18,6 +18,8 @@ from helm_mtsamples_ext.judges.endpoints import SCRUBBED_LOGGERS, install_log_sc
 from helm_mtsamples_ext.report.cli import main as report_main
 from tests.report.suites import STRONG_RUN, build_suite, ok
 
+pytestmark = pytest.mark.helm
+
 CREDENTIALS = """
 openaiApiKey: "sk-openai-cred-1111"
 acmehostApiKey: "acme-2222-key"

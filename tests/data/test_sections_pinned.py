@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from helm_mtsamples_ext.data.sections import NO_HEADER, TARGET_SECTIONS, Extraction, Skip, empty_section_reason, extract
 
+pytestmark = pytest.mark.helm
+
 HELM = MTSamplesProceduresScenario()
 HELM_CRASHED = "HELM raised"
 

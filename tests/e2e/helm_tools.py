@@ -139,6 +139,15 @@ def stat(run: Path, name: str) -> dict[str, Any]:
     raise AssertionError(f"no test-split stat {name} in {run / 'stats.json'}")
 
 
+OWN = {"accuracy": 2, "completeness": 2, "clarity": 3}
+"""A judge's own verdict, which no verdict planted in an answer may replace."""
+
+
+def scores_of(entry: dict[str, Any]) -> dict[str, Any]:
+    """The three scores of one judge's record entry."""
+    return {dim: entry[dim]["score"] for dim in OWN}
+
+
 def files_containing(root: Path, needle: str) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
 

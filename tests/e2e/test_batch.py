@@ -4,8 +4,8 @@ rewards of a direct run, a killed run that re-attaches to its batch, and a finis
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,18 +13,11 @@ from tests.e2e.helm_tools import P, helm_tool, kill_helm_run_once, request_state
 from tests.servers.batch import BatchAPI
 from tests.servers.judge import JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror() as m:
-        yield m
-
-
-def annotations(run: Path) -> list[dict]:  # type: ignore[type-arg]
+def annotations_of(run: Path) -> list[dict[str, Any]]:
     return [s["annotations"][P] for s in request_states(run)]
 
 
@@ -42,7 +35,7 @@ def test_a_batched_run_judges_every_note_as_a_direct_run_without_a_direct_call(
         helm_tool("helm-run", "--run-entries", entry, "--suite", "direct", "-m", "4", cwd=tmp_path / "direct", env=env)
     batched = run_dir(tmp_path / "batched" / "benchmark_output", "batch")
     direct = run_dir(tmp_path / "direct" / "benchmark_output", "direct")
-    assert annotations(batched) == annotations(direct)
+    assert annotations_of(batched) == annotations_of(direct)
     assert stat(batched, f"{P}_reward")["mean"] == stat(direct, f"{P}_reward")["mean"]
     assert batched.name == direct.name, "how judging was paid does not rename the run"
 
@@ -67,4 +60,4 @@ def test_a_run_killed_while_its_batch_is_in_progress_reattaches_and_a_finished_r
         seen = len(api.requests)
         helm_tool("helm-run", *args, cwd=tmp_path, env=env)
         assert (len(api.requests), judge.count()) == (seen, 0), "a finished run re-run makes zero requests"
-    assert all(a["failed_judges"] == [] for a in annotations(run_dir(tmp_path / "benchmark_output", "killed")))
+    assert all(a["failed_judges"] == [] for a in annotations_of(run_dir(tmp_path / "benchmark_output", "killed")))

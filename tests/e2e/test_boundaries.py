@@ -7,7 +7,6 @@ that never repeats it, leaving it in no file."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,18 +23,11 @@ from tests.e2e.helm_tools import (
 )
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
 
 HOSTILE_MODEL = "<img src=x onerror=alert(1)>\x1b[2J\x1b]0;owned\x07**judge** \u202eevil"
 FOURS = {"accuracy": 4, "completeness": 4, "clarity": 4}
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror(max_lifetime=1200) as m:
-        yield m
 
 
 def test_unencodable_text_and_a_hostile_server_break_no_run_no_rerun_and_no_report(

@@ -7,7 +7,6 @@ at once would time most of them out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,17 +14,10 @@ import pytest
 from tests.e2e.helm_tools import P, helm_tool, request_states, run_dir, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
 
 FIXED = {"accuracy": 4, "completeness": 4, "clarity": 4}
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror(max_lifetime=1200) as m:
-        yield m
 
 
 def judge_run(judge: JudgeServer, mirror: NoteMirror, tmp_path: Path, notes: int, timeout: float) -> str:

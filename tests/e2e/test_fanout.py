@@ -3,7 +3,6 @@ endpoint's limit whatever ``--num-threads``, a progress bar, and a killed run th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,17 +10,10 @@ import pytest
 from tests.e2e.helm_tools import P, helm_tool, kill_helm_run_once, request_states, run_dir, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
 
 FIXED = {"accuracy": 4, "completeness": 4, "clarity": 4}
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror() as m:
-        yield m
 
 
 def test_one_helm_thread_still_keeps_every_judge_call_of_the_run_in_flight(mirror: NoteMirror, tmp_path: Path) -> None:

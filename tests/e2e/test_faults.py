@@ -27,12 +27,6 @@ RIGHT, WRONG = "sk-right-key-1234abcd", "sk-wrong-key-5678efgh"
 FIXED = {"accuracy": 4, "completeness": 4, "clarity": 4}
 
 
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror() as m:
-        yield m
-
-
 def helm_run_failing(*args: str, cwd: Path, env: dict[str, str]) -> str:
     """Run helm-run expecting it to fail; its output."""
     proc = subprocess.run(

@@ -9,31 +9,27 @@ come from the loopback mirror.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.e2e.helm_tools import P, helm_tool, register_loopback_model, request_states, run_dir, stat, user_env
+from tests.e2e.helm_tools import (
+    OWN,
+    P,
+    helm_tool,
+    register_loopback_model,
+    request_states,
+    run_dir,
+    scores_of,
+    stat,
+    user_env,
+)
 from tests.servers.judge import PLAN_TEXT, PLANTED_FORMS, REFUSAL, Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
 
-OWN = {"accuracy": 2, "completeness": 2, "clarity": 3}
 QUOTERS = ("quote_before", "quote_after", "quote_prose", "quote_single")
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror(max_lifetime=1200) as m:
-        yield m
-
-
-def scores_of(entry: dict[str, Any]) -> dict[str, Any]:
-    return {dim: entry[dim]["score"] for dim in OWN}
 
 
 def test_no_planted_verdict_is_ever_recorded_whatever_the_judges_quote(mirror: NoteMirror, tmp_path: Path) -> None:

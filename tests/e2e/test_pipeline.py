@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,12 +41,6 @@ from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror() as m:
-        yield m
 
 
 def test_full_pinned_set_then_offline_rerun_replays_everything(pinned_notes_dir: Path, tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +22,6 @@ from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from tests.e2e.helm_tools import BIN, P, user_env
 from tests.servers.judge import JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = REPO / "run_specs" / "mtsamples_procedures_local_quickstart.conf"
@@ -90,12 +88,6 @@ def test_the_readme_keeps_local_judges_off_helm_servers_port() -> None:
     for server in ("llama.cpp", "vLLM", "Ollama"):
         assert f"| {server} |" in section, f"no served-model-name explanation for {server}"
     assert "MTSAMPLES_PROCEDURES_BASE_URL" in section
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror() as m:
-        yield m
 
 
 @pytest.mark.e2e

@@ -9,43 +9,31 @@ The model under test and the judges are loopback servers (tests/servers/judge.py
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.helm_host.compat import installed_distributions
 from tests.e2e.helm_tools import (
+    OWN,
     P,
     helm_tool,
     peak_memory_of_tool,
     register_loopback_model,
     request_states,
     run_dir,
+    scores_of,
     stat,
     user_env,
 )
 from tests.servers.judge import RETYPED_PLANTS, STOCK_OPENING, Behaviour, JudgeServer
 from tests.servers.mirror import NoteMirror
-from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.e2e
 
-OWN = {"accuracy": 2, "completeness": 2, "clarity": 3}
 LOW = dict.fromkeys(OWN, 1)
 SCORING = {"stock_json": LOW, "stock_prose": LOW, "json_quoter": OWN, "quote_retyped": OWN, "quote_after": OWN}
-
-
-@pytest.fixture(scope="module")
-def mirror(synthetic_notes: SyntheticNotes) -> Iterator[NoteMirror]:
-    with synthetic_notes.mirror(max_lifetime=1200) as m:
-        yield m
-
-
-def scores_of(entry: dict[str, Any]) -> dict[str, Any]:
-    return {dim: entry[dim]["score"] for dim in OWN}
 
 
 def test_a_hostile_answer_bends_no_verdict(mirror: NoteMirror, tmp_path: Path) -> None:

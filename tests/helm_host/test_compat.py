@@ -1,27 +1,22 @@
 """The rules of helm_compat: exactly one known HELM distribution, found from the installed metadata
 before anything imports `helm`; each difference between crfm-helm 0.5.16 and medhelm 0.8 answered in
-one place; installing the plugin never changes a file of the HELM it sits beside.
+one place (tests/e2e/test_helm_install.py: installing the plugin never changes a file of the HELM it sits beside).
 
-These tests run on whichever distribution the environment has (CI runs the suite once on each).
+These tests run on whichever distribution the environment has (CI runs them once on each).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import shutil
 import subprocess
-import sys
 import venv
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
 from helm_mtsamples_ext.helm_host import compat as helm_compat
 from helm_mtsamples_ext.helm_host.compat import (
-    EXTRA,
     HelmDistributionError,
     check_distribution,
     distribution_problem,
@@ -29,6 +24,8 @@ from helm_mtsamples_ext.helm_host.compat import (
     find_model_deployment,
     installed_distributions,
 )
+
+pytestmark = pytest.mark.helm
 
 REPO = Path(__file__).resolve().parents[2]
 THIS = check_distribution()  # the environment's own HELM (the suite needs exactly one)
@@ -121,39 +118,6 @@ def test_endpoint_judges_name_a_tokenizer_exactly_where_the_openai_client_needs_
 # ---------------------------------------------------------------- start-up, as a user meets it
 
 
-def _fake_distribution(root: Path, name: str, version: str) -> Path:
-    """A dist-info as pip leaves it, so importlib.metadata finds `name` installed."""
-    info = root / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    return root
-
-
-def _helm_tool(tool: str) -> str:
-    return str(Path(sys.executable).with_name(tool))
-
-
-@pytest.mark.e2e
-def test_helm_run_beside_a_second_distribution_stops_with_one_line(tmp_path: Path) -> None:
-    """The clobbered case: both distributions' metadata installed. helm-run loads the plugin first."""
-    fake = _fake_distribution(tmp_path / "site", *OTHER)
-    env = {**os.environ, "PYTHONPATH": str(fake)}
-    done = subprocess.run(
-        [_helm_tool("helm-run"), "--run-entries", "mtsamples_procedures:model=simple/model1", "--suite", "x"]
-        + ["--dry-run", "-m", "1"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode != 0
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("helm-mtsamples-ext: ") and "are both installed" in last and "pip uninstall -y" in last
-    assert "Traceback" not in done.stderr
-    assert not (tmp_path / "benchmark_output" / "runs" / "x").exists()
-
-
 def test_importing_the_plugin_with_no_helm_stops_with_one_line(tmp_path: Path) -> None:
     """A Python with the plugin's code but no HELM at all (a bare venv)."""
     bare = tmp_path / "bare"
@@ -175,39 +139,3 @@ def test_importing_the_plugin_with_no_helm_stops_with_one_line(tmp_path: Path) -
         "helm-mtsamples-ext: no HELM is installed; install the plugin with the HELM you use: "
         "pip install -e '.[medhelm]' (MedHELM's medhelm 0.8) or pip install -e '.[crfm]' (Stanford's crfm-helm 0.5.16)"
     ]
-
-
-# ---------------------------------------------------------------- installing never clobbers
-
-
-def _changed_files(distribution: metadata.Distribution) -> list[str]:
-    """Files of the distribution whose bytes differ from its RECORD (what pip installed)."""
-    changed = []
-    for file in distribution.files or []:
-        if file.hash is None:
-            continue
-        path = Path(str(file.locate()))
-        if not path.exists():
-            changed.append(f"{file} (missing)")
-            continue
-        digest = hashlib.new(file.hash.mode, path.read_bytes()).digest()
-        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != file.hash.value:
-            changed.append(str(file))
-    return changed
-
-
-@pytest.mark.e2e
-def test_installing_the_plugin_with_its_extra_leaves_every_helm_file_as_installed() -> None:
-    """`pip install -e '.[medhelm]'` beside medhelm (or '.[crfm]' beside crfm-helm): no file of the HELM
-    distribution changes and the other distribution is not pulled in."""
-    distribution = metadata.distribution(THIS.name)
-    assert _changed_files(distribution) == []
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "-e", f"{REPO}[{EXTRA[THIS.name]}]"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert installed_distributions() == {THIS.name: THIS.version}
-    assert _changed_files(metadata.distribution(THIS.name)) == []

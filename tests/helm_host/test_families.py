@@ -10,6 +10,8 @@ from helm.benchmark.model_metadata_registry import ModelMetadata, get_unknown_mo
 from helm_mtsamples_ext.helm_host import families
 from helm_mtsamples_ext.helm_host.families import creator_of
 
+pytestmark = pytest.mark.helm
+
 
 def metadata(name: str, creator: str) -> ModelMetadata:
     return ModelMetadata(name=name, creator_organization_name=creator, display_name=name, description=name,

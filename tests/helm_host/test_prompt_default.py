@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from helm_mtsamples_ext.helm_host.model_check import BuildingCommand
 from helm_mtsamples_ext.helm_host.prompt_default import stored_prompt_style, with_stored_prompt_style
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
+
+pytestmark = pytest.mark.helm
 
 ENTRY = {"judges": "a+b", "judge_base_url": "http://127.0.0.1:9/v1"}
 

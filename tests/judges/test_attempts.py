@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 import pytest
+from helm.common.request import Request
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
@@ -14,6 +15,8 @@ from helm_mtsamples_ext.judges.classify import Sent
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+
+pytestmark = pytest.mark.helm
 
 TARGET = JudgeTarget("j", "j", "host/j", "host", "http://host/v1", "JUDGE_API_KEY_1", "http://host/v1")
 OK = Sent("ok", text="{}")
@@ -120,7 +123,7 @@ def overloaded_attempts(script: list[Sent], others_answered: bool, gate: Endpoin
     turn.gate = gate
     exchange = turn.exchange
 
-    def busy_exchange(request: object) -> Sent:
+    def busy_exchange(request: Request) -> Sent:
         sent = exchange(request)
         if others_answered and sent.kind == "timeout":
             breaker.answered()  # another call of the same judge came back while this one waited

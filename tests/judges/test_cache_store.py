@@ -14,6 +14,8 @@ from helm.common.cache import Cache, SqliteCacheConfig
 
 from helm_mtsamples_ext.judges.cache_store import SharedStore, shared_store
 
+pytestmark = pytest.mark.helm
+
 
 class Missing(Exception):
     pass

@@ -13,6 +13,8 @@ from helm_mtsamples_ext.judges.cache_tap import CacheTap
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from tests.judges.sdk_errors import http_request, status_error
 
+pytestmark = pytest.mark.helm
+
 
 class FakeCache:
     """HELM's Cache interface: ``get(key, compute)`` returns (response, cached), computing on a miss."""

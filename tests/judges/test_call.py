@@ -6,56 +6,18 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helm.clients.auto_client import AutoClient
-from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
-from helm_mtsamples_ext.common.panel import JudgeTarget
-from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, STORED_REPLY_CAP
-from helm_mtsamples_ext.judges.call import CallOutcome, JudgeAccessError, JudgeCaller
-from helm_mtsamples_ext.judges.endpoints import (
-    PLACEHOLDER_API_KEY,
-    endpoint_host,
-    key_settings,
-    register_endpoint_deployment,
-    scrub,
-)
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.call import CallOutcome, JudgeAccessError
+from tests.judges.callers import FIXED, KEY, SHORT, judge_once, make_caller, target
 from tests.servers.judge import Behaviour, JudgeServer
 
-KEY = "sk-secret-echoed-4242abcd"
-SHORT = "Judge this plan: discharge home, follow up in two weeks."
+pytestmark = pytest.mark.helm
+
 LONG = SHORT + " word" * 60
-FIXED = {"accuracy": 4, "completeness": 3, "clarity": 5}
-
-
-def make_caller(
-    cache_dir: Path, server_url: str, key: str | None = None, timeout: float = 10.0, **settings: Any
-) -> JudgeCaller:
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    credentials = {f"{endpoint_host(server_url)}ApiKey": key or PLACEHOLDER_API_KEY}
-    auto_client = AutoClient(
-        credentials=credentials,
-        file_storage_path=str(cache_dir),
-        cache_backend_config=SqliteCacheBackendConfig(str(cache_dir)),
-    )
-    call_settings = CallSettings.from_args(RunEntryArgs(judge_timeout=timeout), retry_base=0.0)
-    options: dict[str, Any] = {"breaker_cooldown": 600.0, **settings}
-    return JudgeCaller(auto_client, replace(call_settings, **options), lambda text: scrub(text, key))
-
-
-def target(caller: JudgeCaller, server_url: str, model: str) -> JudgeTarget:
-    deployment = register_endpoint_deployment(server_url, model, caller.settings.timeout)
-    judge = JudgeTarget(
-        model, deployment, deployment, endpoint_host(server_url), server_url, key_settings(1, server_url), server_url
-    )
-    caller.preflight(judge)
-    return judge
 
 
 def posts(server: JudgeServer, model: str | None = None) -> int:
@@ -78,13 +40,6 @@ def server() -> Iterator[JudgeServer]:
     }
     with JudgeServer(judges, drip_seconds=0.2, huge_bytes=10 * 1024 * 1024, max_lifetime=120) as s:
         yield s
-
-
-def judge_once(
-    tmp_path: Path, server: JudgeServer, model: str, prompt: str = SHORT, timeout: float = 10.0, key: str | None = None
-) -> CallOutcome:
-    caller = make_caller(tmp_path / "cache", server.base_url, key, timeout)
-    return caller.call(target(caller, server.base_url, model), prompt)
 
 
 # ---------------------------------------------------------------- the endpoint before the first live call

@@ -20,8 +20,10 @@ from helm_mtsamples_ext.judges.capacity import (
     server_root,
 )
 from helm_mtsamples_ext.judges.reply.served_model import loaded_model
-from tests.judges.test_call import SHORT, make_caller, target
+from tests.judges.callers import SHORT, make_caller, target
 from tests.servers.judge import JudgeServer
+
+pytestmark = pytest.mark.helm
 
 
 @pytest.mark.parametrize(

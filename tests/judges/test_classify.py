@@ -11,6 +11,8 @@ from helm.common.request import ErrorFlags, GeneratedOutput, RequestResult
 from helm_mtsamples_ext.judges.classify import Sent, classify
 from tests.judges.sdk_errors import http_request, status_error
 
+pytestmark = pytest.mark.helm
+
 
 def failed(error: BaseException | str, flags: ErrorFlags | None = None) -> RequestResult:
     """HELM's result for a failed call: OpenAIClient turns the exception into ``OpenAI error: <e>``."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.judges.deployments import judge_target
 from helm_mtsamples_ext.judges.endpoints import EndpointKey, endpoint_host
+
+pytestmark = pytest.mark.helm
 
 URL = "http://127.0.0.1:7/v1"
 

@@ -29,6 +29,8 @@ from helm_mtsamples_ext.judges.endpoints import (
 )
 from helm_mtsamples_ext.judges.formats import VERDICT_SCHEMA
 
+pytestmark = pytest.mark.helm
+
 URL = "http://127.0.0.1:8000/v1"
 OTHER = "https://judge.example.org/v1"
 
@@ -250,7 +252,7 @@ def client() -> JudgeEndpointClient:
 
     from helm_mtsamples_ext.helm_host.compat import JUDGE_TOKENIZER, openai_client_needs_tokenizer
 
-    tokenizer = {"tokenizer": SimpleTokenizer(), "tokenizer_name": JUDGE_TOKENIZER}
+    tokenizer: dict[str, Any] = {"tokenizer": SimpleTokenizer(), "tokenizer_name": JUDGE_TOKENIZER}
     return JudgeEndpointClient(
         cache_config=BlackHoleCacheConfig(),
         api_key="EMPTY",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.judges.call import CallOutcome
 from helm_mtsamples_ext.judges.entries import judge_entry, note_record
 from helm_mtsamples_ext.judges.reply.served_model import ServedModel
 from helm_mtsamples_ext.judges.reply.verdict import DimensionScore, Verdict
+
+pytestmark = pytest.mark.helm
 
 JUDGE = JudgeTarget("a", "a", "host/a", "host", "http://host/v1", "JUDGE_API_KEY_1")
 VERDICT = Verdict({d: DimensionScore(4, f"{d}: fine, key sk-leak") for d in ("accuracy", "completeness", "clarity")})

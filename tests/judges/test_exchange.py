@@ -11,6 +11,8 @@ import pytest
 
 from helm_mtsamples_ext.judges.exchange import quiet_client_errors
 
+pytestmark = pytest.mark.helm
+
 
 class Kept(logging.Handler):
     def __init__(self) -> None:

@@ -24,6 +24,8 @@ from helm_mtsamples_ext.judges.formats import (
     verdict_schema,
 )
 
+pytestmark = pytest.mark.helm
+
 KNOWN_KEYWORDS = {"type", "enum", "properties", "required", "additionalProperties"}
 JSON_TYPES: dict[str, Any] = {"object": dict, "string": str}
 

@@ -12,6 +12,8 @@ from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.judges.endpoints import endpoint_host, resolve_endpoint_keys, scrub
 from helm_mtsamples_ext.judges.keys import endpoint_positions, install_panel_keys, refused_keys
 
+pytestmark = pytest.mark.helm
+
 ONE, TWO = "http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
@@ -24,6 +25,8 @@ from helm_mtsamples_ext.judges.endpoints import (
 from helm_mtsamples_ext.judges.pace import PACE_FACTOR, Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
 from tests.servers.judge import Behaviour, JudgeServer
+
+pytestmark = pytest.mark.helm
 
 FIXED = {"accuracy": 4, "completeness": 3, "clarity": 5}
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from helm_mtsamples_ext.common.rubric import QUESTIONS
 from helm_mtsamples_ext.judges.prefix_prompt import FIXED_PART, block_marker, build_prefix_prompt
 from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.judges.reply.explanations import is_placeholder
 from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
+
+pytestmark = pytest.mark.helm
 
 NOTES = [("Note one: appendectomy.", "Plan A.", "Reference A."), ("Note two: hernia repair.", "Plan B.", "Ref B.")]
 

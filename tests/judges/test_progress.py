@@ -10,11 +10,14 @@ import sys
 import time
 from types import SimpleNamespace
 
+import pytest
 from helm.benchmark.runner import Runner
 
 from helm_mtsamples_ext.judges.progress import progress_bar, ticker
 from helm_mtsamples_ext.judges.suite_progress import SuitePosition, SuiteTally, format_left, suite_position, time_left
 from helm_mtsamples_ext.judges.throttle import EndpointGate
+
+pytestmark = pytest.mark.helm
 
 
 def test_in_a_log_file_the_bar_refreshes_every_30_seconds_not_every_second() -> None:
@@ -96,7 +99,7 @@ def test_the_run_k_of_n_is_read_from_helms_runner() -> None:
         def run_one(self, run_spec: object) -> None:
             seen.append(suite_position())
 
-    Runner.run_all(Runs(), [SimpleNamespace(name=f"run{i}") for i in range(3)])  # type: ignore[arg-type]
+    Runner.run_all(Runs(), [SimpleNamespace(name=f"run{i}") for i in range(3)])  # type: ignore[arg-type, misc]
     assert seen == [SuitePosition(1, 3), SuitePosition(2, 3), SuitePosition(3, 3)]
     assert suite_position() == SuitePosition(1, 1)  # outside helm-run
 

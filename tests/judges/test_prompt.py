@@ -16,6 +16,8 @@ from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt
 from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
 from tests.states import request_state
 
+pytestmark = pytest.mark.helm
+
 
 def verdict(acc: object = 4, comp: object = 3, clar: object = 5, **extra: object) -> str:
     body = {

@@ -12,6 +12,8 @@ from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
 from tests.servers.judge import Behaviour, JudgeServer
 
+pytestmark = pytest.mark.helm
+
 KEY = "sk-recheck-credentials-conf-5d1e"
 FIXED = {"accuracy": 3, "completeness": 4, "clarity": 5}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -296,7 +297,7 @@ def reward_record(reward: float | None) -> dict[str, Any]:
     return ok(score, score, score)
 
 
-def control_run(kind: str, rewards: dict[str, dict[str, float | None]], judges: list[str] = JUDGES) -> Run:
+def control_run(kind: str, rewards: Mapping[str, Mapping[str, float | None]], judges: list[str] = JUDGES) -> Run:
     """A control run (model mtsamples-control/<kind>) with the given per-judge rewards: {note: {judge: reward}}."""
     verdicts = {note: {judge: reward_record(r) for judge, r in by_judge.items()} for note, by_judge in rewards.items()}
     return Run(f"{CONTROL}/{kind}", judges, verdicts)

@@ -7,6 +7,7 @@ truth."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,7 @@ def call(model: str, note: int, judge: str, reward: float | None, failure: str =
 
 
 def suite(
-    plan: dict[str, list[tuple[float | None, float | None]]], failures: dict[str, str] | None = None
+    plan: Mapping[str, Sequence[tuple[float | None, float | None]]], failures: dict[str, str] | None = None
 ) -> pd.DataFrame:
     """Rows from {model: [(a's reward or None=failed, b's reward or None=failed) per note]}; note rewards and the
     columns the full tables need are filled as the scoring rule gives them."""

@@ -1,10 +1,8 @@
 """The audit beside the ranking (audit_warnings.py): where people look, a panel that cannot tell the clinician's
 plan from another patient's, and a model scored above that plan, are said plainly.
 
-A one-judge synthetic suite, by hand: on notes n1-n3 the judge gives every control 3,3,3 (reward .6), so the
-reference never beats the shuffled plan (AUROC 0.5: blind; a constant judge, so its verdict is "no
-information" and still a warning), and gives acme/re 4,4,4 (reward .8): above the
-ceiling of .6. A second suite adds nothing but a model: no controls, so nothing is audited.
+A one-judge synthetic suite, by hand (tests/report/blind_suite.py): a blind panel and a model above the
+clinician's plan. A second suite adds nothing but a model: no controls, so nothing is audited.
 """
 
 from __future__ import annotations
@@ -21,18 +19,8 @@ from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.figure import ABOVE_CEILING, _draw_panel
+from tests.report.blind_suite import CEILING_LINE, JUDGE, NOTES3, PANEL_LINE, RE, blind_suite
 from tests.report.suites import STRONG_RUN, Run, build_suite, control_run, ok, read
-
-JUDGE = "judge-one"
-RE = "acme/re"
-NOTES3 = ["n1.txt", "n2.txt", "n3.txt"]
-
-
-def blind_suite(output: Path) -> None:
-    runs = [control_run(kind, {n: {JUDGE: 0.6} for n in NOTES3}, judges=[JUDGE]) for kind in
-            ("reference", "shuffled", "truncated", "padded")]  # fmt: skip
-    runs.append(Run(RE, [JUDGE], {n: {JUDGE: ok(4, 4, 4)} for n in NOTES3}))
-    build_suite(output, runs)
 
 
 def report(output: Path) -> tuple[str, Path]:
@@ -49,13 +37,6 @@ def blind(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     output = tmp_path_factory.mktemp("blind")
     blind_suite(output)
     return report(output)
-
-
-PANEL_LINE = "WARNING: Judge panel judge-one: the panel gave one score to every answer: no information"
-CEILING_LINE = (
-    "WARNING: acme/re scores above the clinician's own plan under panel judge-one (0.800 > reference 0.600): "
-    "these judges do not rank by plan quality"
-)
 
 
 @pytest.mark.parametrize("line", [PANEL_LINE, CEILING_LINE], ids=["blind-panel", "above-ceiling"])

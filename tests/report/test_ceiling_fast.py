@@ -38,7 +38,11 @@ def test_icc_and_spearman_with_their_intervals_equal_the_rater_by_rater_computat
     values = matrix(seed)
     ceiling = Ceiling(values, SETTINGS)
     for fast, statistic in ((ceiling.icc(), icc_3_1), (ceiling.spearman(), spearman)):
-        slow = resampled(lambda pick, s=statistic: reference.averaged(s, values[pick]), len(values), SETTINGS)
+
+        def slow_statistic(pick: np.ndarray, s: reference.Statistic = statistic) -> float:
+            return reference.averaged(s, values[pick])
+
+        slow = resampled(slow_statistic, len(values), SETTINGS)
         approx(fast.interval(SETTINGS), slow)
 
 

@@ -19,6 +19,8 @@ from helm_mtsamples_ext.report.judged_answers import (
 from tests.report.suites import JUDGES, STRONG, WEAK, Run, build_main_suite, build_suite, ok, run_name
 from tests.states import request_state
 
+pytestmark = pytest.mark.helm
+
 
 def run_dir(run: Run) -> str:
     """The run's directory, named as HELM names it (its RunSpec turns ``/`` into ``_``)."""

@@ -95,7 +95,8 @@ def test_a_panel_of_one_model_has_no_pairs() -> None:
 
 
 def _score(rng: random.Random) -> dict[str, object]:
-    return ok(*(rng.randint(1, 5) for _ in range(3)))
+    accuracy, completeness, clarity = (rng.randint(1, 5) for _ in range(3))
+    return ok(accuracy, completeness, clarity)
 
 
 def test_report_md_shows_adjacent_ranks_at_64_models_and_pairwise_csv_every_pair(tmp_path: Path) -> None:

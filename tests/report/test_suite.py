@@ -28,6 +28,8 @@ from tests.report.suites import (
     write_run,
 )
 
+pytestmark = pytest.mark.helm
+
 
 def test_same_model_in_two_runs_of_one_panel(tmp_path: Path) -> None:
     """Two runs of one model under one panel stay apart, labelled by their run arguments."""
@@ -88,9 +90,9 @@ def test_a_judge_giving_one_verdict_to_different_answers_counts_for_nothing_as_i
         )
     result = MTSamplesProceduresMetric(JUDGES).evaluate(
         ScenarioState(AdapterSpec(method="generation"), states),
-        None,
+        None,  # type: ignore[arg-type]
         "",
-        parallelism=1,  # type: ignore[arg-type]
+        parallelism=1,
     )
     stats = {s.name.name: s.mean for s in result.aggregated_stats}
     assert stats["mtsamples_procedures_reward"] == pytest.approx(board["reward"])

@@ -52,7 +52,7 @@ def test_the_per_run_alpha_says_it_is_within_one_models_answers_not_the_panels_r
     alphas = [m for m in metric_metadata(["A", "B"]) if m.name in {alpha_stat_name(d) for d in DIMENSIONS}]
     assert len(alphas) == len(DIMENSIONS)
     for metadata in alphas:
-        assert "within this model's answers" in metadata.display_name, metadata.display_name
-        assert "within model" in metadata.short_display_name, metadata.short_display_name
-        assert "not the panel's reliability" in metadata.description
-        assert "helm-mtsamples-report" in metadata.description
+        assert "within this model's answers" in (metadata.display_name or ""), metadata.display_name
+        assert "within model" in (metadata.short_display_name or ""), metadata.short_display_name
+        description = metadata.description or ""
+        assert "not the panel's reliability" in description and "helm-mtsamples-report" in description

@@ -103,7 +103,8 @@ class BatchAPI:
     def _finish(self, batch: _Batch, server: JudgeServer) -> None:
         lines = [json.loads(line) for line in self.files[batch.input_file_id].splitlines() if line.strip()]
         answered = lines[: len(lines) // 2] if self.expire else lines
-        output, errors = [], []
+        output: list[str] = []
+        errors: list[str] = []
         for line in answered:
             status, payload = server.answer_body(line["body"])
             entry = {"id": f"req_{line['custom_id']}", "custom_id": line["custom_id"], "error": None}

@@ -110,7 +110,7 @@ import threading
 import time
 import unicodedata
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -294,7 +294,7 @@ class JudgeServer:
 
     def __init__(
         self,
-        judges: dict[str, str | Behaviour],
+        judges: Mapping[str, str | Behaviour],
         latency: float = 0.0,
         rendezvous: int = 0,
         rendezvous_timeout: float = 5.0,
@@ -810,7 +810,7 @@ class _Handler(BaseHTTPRequestHandler):
         if server.html_page:
             self._send_raw(200, HTML_PAGE.encode(), "text/html; charset=utf-8")
         elif urlsplit(self.path).path.rstrip("/").endswith("/models"):
-            extra = {"permissions": []} if server.owned_by == "me" else {}
+            extra: dict[str, list[str]] = {"permissions": []} if server.owned_by == "me" else {}
             listed = [server.model_file] if server.model_file is not None else list(server.judges)
             models = [{"id": m, "object": "model", "owned_by": server.owned_by, **extra} for m in listed]
             self._send(200, {"object": "list", "data": models})

@@ -10,9 +10,11 @@ import pytest
 
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchSettings
+from tests.annotators import judge_specs, make_annotator, notes
 from tests.servers.batch import BatchAPI
 from tests.servers.judge import JudgeServer
-from tests.test_annotator import judge_specs, make_annotator, notes
+
+pytestmark = pytest.mark.helm
 
 PANEL = ["a", "b"]
 

@@ -31,7 +31,7 @@ def test_a_retyped_text_normalises_as_the_text(retype: object) -> None:
     assert normalised(retype(PLAIN)) in (normalised(PLAIN), expected)  # type: ignore[operator]
 
 
-texts = st.text(alphabet=st.characters(max_codepoint=0x2FFFF, blacklist_categories=("Cs",)), max_size=60)
+texts = st.text(alphabet=st.characters(max_codepoint=0x2FFFF, exclude_categories=["Cs"]), max_size=60)
 
 
 @given(texts)

@@ -12,8 +12,10 @@ import pytest
 from helm_mtsamples_ext.judges.batch.run import direct_key
 from helm_mtsamples_ext.judges.cache_tap import CacheTap
 from helm_mtsamples_ext.judges.reply.shape import readable, reply_shape
-from tests.judges.test_call import FIXED, SHORT, make_caller, target
+from tests.judges.callers import FIXED, SHORT, make_caller, target
 from tests.servers.judge import REFUSAL, JudgeServer
+
+pytestmark = pytest.mark.helm
 
 REFUSED = f"refused: {' '.join(REFUSAL.split()[:12])} …"
 

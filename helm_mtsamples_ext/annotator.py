@@ -30,10 +30,10 @@ from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.common.panel import panel_from_args
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.secrets import mask
 from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
-from helm_mtsamples_ext.judges.endpoints import scrub
 from helm_mtsamples_ext.judges.entries import note_record
 from helm_mtsamples_ext.judges.fanout import FanOut
 from helm_mtsamples_ext.judges.keys import install_panel_keys
@@ -133,7 +133,7 @@ class JudgeAnnotator(Annotator):
         self.settings = CallSettings.from_args(args, max_tokens=max_tokens, retry_base=retry_base)
         keys = install_panel_keys(panel, auto_client)
         self._secrets = keys.secrets
-        self._judges = [judge_target(spec, keys.by_url, self.settings.timeout) for spec in panel]
+        self._judges = [judge_target(spec, keys.by_url) for spec in panel]
         self._caller = JudgeCaller(auto_client, self.settings, self._scrub)
         for judge in self._judges:
             self._caller.preflight(judge)
@@ -209,4 +209,4 @@ class JudgeAnnotator(Annotator):
     def _scrub(self, text: str) -> str:
         """What is kept of a judge's text (its reply, its error): keys masked, and what no file can hold
         replaced (outside_text.py), before HELM caches it or the record keeps it."""
-        return encodable_text(scrub(text, self._secrets))
+        return encodable_text(mask(text, self._secrets))

@@ -584,7 +584,7 @@ def test_the_progress_bar_counts_notes_judged(tmp_path: Path, capsys: pytest.Cap
 
 def test_an_annotator_given_only_its_panel_calls_with_the_run_entrys_defaults(tmp_path: Path) -> None:
     """No default of its own: the call settings are RunEntryArgs' (with the breaker's cooldown from the timeout),
-    and judge_timeout reaches the endpoint judge's deployment and whole-call bound directly."""
+    and judge_timeout reaches the endpoint judge's client by one route, its whole-call bound."""
     auto_client = AutoClient({}, str(tmp_path), SqliteCacheBackendConfig(str(tmp_path)))
     url = "http://127.0.0.1:9/v1"  # never contacted: building an annotator calls no server
     annotator = JudgeAnnotator(auto_client=auto_client, judges=[{"name": "m", "model": "m", "base_url": url}])
@@ -592,7 +592,7 @@ def test_an_annotator_given_only_its_panel_calls_with_the_run_entrys_defaults(tm
     assert annotator.settings == CallSettings.from_args(default)
     assert annotator.settings.breaker_cooldown == 2 * default.judge_timeout
     deployment = endpoint_deployment_name(url, "m")
-    assert DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[deployment].client_spec.args["timeout"] == default.judge_timeout
+    assert "timeout" not in DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[deployment].client_spec.args
     client = annotator._caller.client(deployment)
     assert isinstance(client, JudgeEndpointClient) and client._whole_call_limit == default.judge_timeout
 

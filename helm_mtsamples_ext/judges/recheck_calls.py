@@ -22,9 +22,9 @@ from helm.common.cache_backend_config import BlackHoleCacheBackendConfig
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.secrets import mask
 from helm_mtsamples_ext.judges.call import JudgeCaller
 from helm_mtsamples_ext.judges.deployments import judge_target
-from helm_mtsamples_ext.judges.endpoints import scrub
 from helm_mtsamples_ext.judges.entries import note_record
 from helm_mtsamples_ext.judges.fanout import FanOut
 from helm_mtsamples_ext.judges.keys import install_panel_keys
@@ -65,9 +65,9 @@ def ask_again(
     keys = install_panel_keys(list(panel), client)
 
     def masked(text: str) -> str:
-        return scrub(text, keys.secrets)
+        return mask(text, keys.secrets)
 
-    judges = [judge_target(spec, keys.by_url, settings.timeout) for spec in panel]
+    judges = [judge_target(spec, keys.by_url) for spec in panel]
     caller = JudgeCaller(client, settings, masked)
     for judge in judges:
         caller.preflight(judge)

@@ -593,7 +593,7 @@ def test_an_annotator_given_only_its_panel_calls_with_the_run_entrys_defaults(tm
     assert annotator.settings.breaker_cooldown == 2 * default.judge_timeout
     deployment = endpoint_deployment_name(url, "m")
     assert "timeout" not in DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[deployment].client_spec.args
-    client = annotator._caller.client(deployment)
+    client = annotator._session.caller.client(deployment)
     assert isinstance(client, JudgeEndpointClient) and client._whole_call_limit == default.judge_timeout
 
 

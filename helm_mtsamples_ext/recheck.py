@@ -43,6 +43,7 @@ from helm_mtsamples_ext.report.judged_answers import (
     sample_runs,
 )
 from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.report.suite import report_path, suite_path
 
 
 def _positive(text: str) -> int:
@@ -95,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = suite_problem(args.suite)
     if problem is not None:
         return _fail(problem)
-    suite_dir = Path(args.output_path) / "runs" / args.suite
+    suite_dir = suite_path(args.output_path, args.suite)
     if not suite_dir.is_dir():
         return _fail(f"no suite directory {suite_dir} (check --suite and -o/--output-path)")
     try:
@@ -122,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JudgeAccessError as error:
         return _fail(str(error))
     rows = drift(rechecks, BootstrapSettings(seed=args.seed))
-    out = Path(args.output_path) / "mtsamples_report" / args.suite
+    out = report_path(args.output_path, args.suite)
     replace_file(out / DRIFT_FILE, lambda tmp: _write_drift(tmp, rows))
     print(terminal("\n".join(drift_line(row) for row in rows)))
     print(terminal(f"Drift written to {out / DRIFT_FILE}"))

@@ -32,8 +32,8 @@ from helm_mtsamples_ext.common.suite_name import suite_problem
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
-from helm_mtsamples_ext.report.cells import safe_rows
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
+from helm_mtsamples_ext.report.csv_safe import safe_rows
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
 from helm_mtsamples_ext.report.judged_answers import (
     JudgedRun,

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from helm_mtsamples_ext.common.rubric import MAX_SCORE, MIN_SCORE
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
+from helm_mtsamples_ext.judges.outcome import CONTEXT_FAILURE
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.scoring.failure_reasons import failure_kind
 

@@ -17,8 +17,8 @@ from helm.common.hierarchical_logger import hlog
 from helm_mtsamples_ext.common.atomic import whole_directory
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
-from helm_mtsamples_ext.report.cells import write_csv
 from helm_mtsamples_ext.report.cost import cost_markdown
+from helm_mtsamples_ext.report.csv_safe import write_csv
 from helm_mtsamples_ext.report.figure import write_figure
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound

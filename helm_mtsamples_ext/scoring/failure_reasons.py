@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from helm_mtsamples_ext.common.record import NoteRecord
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
+from helm_mtsamples_ext.judges.outcome import CONTEXT_FAILURE
 from helm_mtsamples_ext.scoring.same_verdict import SAME_VERDICT
 
 NO_ANNOTATION = "no annotation"

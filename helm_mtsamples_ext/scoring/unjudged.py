@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
-from helm_mtsamples_ext.judges.classify import CONTEXT_FAILURE
+from helm_mtsamples_ext.judges.outcome import CONTEXT_FAILURE
 
 
 def _kind(text: str) -> str:

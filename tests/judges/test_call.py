@@ -17,7 +17,7 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
-from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, STORED_REPLY_CAP
+from helm_mtsamples_ext.judges.cache_gate import REPLY_CAP, STORED_REPLY_CAP
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeAccessError, JudgeCaller
 from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
 from helm_mtsamples_ext.judges.keys import key_settings
@@ -266,7 +266,7 @@ def test_running_out_of_memory_reading_a_reply_is_named_never_no_verdict(monkeyp
     """A MemoryError while the verdict is read fails the call as such, with no repair turn: the reply may hold a valid
     verdict, so "no verdict in reply" (and its advice to use a larger judge) would be wrong."""
     from helm_mtsamples_ext.judges import call
-    from helm_mtsamples_ext.judges.classify import Sent
+    from helm_mtsamples_ext.judges.outcome import Sent
 
     def exhausted(*_: object) -> None:
         raise MemoryError

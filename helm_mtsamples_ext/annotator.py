@@ -24,11 +24,11 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.answer_cap import CutAnswer, judged_answer
 from helm_mtsamples_ext.common.families import creator_of
 from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.common.panel import panel_from_args
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.progress import progress_bar
@@ -94,7 +94,7 @@ class JudgeAnnotator(Annotator):
     A thin HELM adapter: it reads HELM's request states and hands the judges wing the notes; the arguments are
     those run_spec.json stores (RunEntryArgs.annotator_args, every release's), plus two knobs of the calls."""
 
-    name = ANNOTATION_KEY
+    name = names.ANNOTATION_KEY
     use_global_metric = True
     """HELM then calls ``annotate_all`` with every note of the run (the name is HELM's)."""
 

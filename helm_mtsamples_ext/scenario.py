@@ -30,6 +30,7 @@ from helm.common.general import ensure_directory_exists
 from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.custom_manifest import ManifestUnusable, resolve_manifest
 from helm_mtsamples_ext.data.notes import NoteHostUnreachable, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.data.sections import EXTRACTION_MODES, NO_HEADER, Extraction, extract, specialty_of
@@ -94,7 +95,7 @@ def _skip_reason_for_raw(raw: bytes) -> str | None:
     return None
 
 
-def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> NoteBatch:
+def build_instances(notes: Mapping[str, bytes], extraction: str = RunEntryArgs.extraction) -> NoteBatch:
     """Turn raw notes into Instances; every note left out is logged with its file name and counted."""
     batch = NoteBatch()
     for filename, raw in notes.items():
@@ -150,7 +151,7 @@ class MTSamplesProceduresScenario(Scenario):
     )
     tags = ["medical", "transcription", "plan_generation"]
 
-    def __init__(self, extraction: str = "helm", base_url: str | None = None) -> None:
+    def __init__(self, extraction: str = RunEntryArgs.extraction, base_url: str | None = None) -> None:
         super().__init__()
         if extraction not in EXTRACTION_MODES:
             raise ValueError(f"extraction must be one of {EXTRACTION_MODES}, got {extraction!r}")

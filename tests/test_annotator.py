@@ -19,8 +19,8 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm.common.general import parallel_map
 from helm.common.request import ErrorFlags, RequestResult, Token
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_answer
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
@@ -550,7 +550,7 @@ def test_a_whole_run_gives_the_records_and_cache_keys_of_note_by_note_judging(
     calls = panel.count()
     by_note = [make_annotator(tmp_path / "one", judge_specs(panel, models)).annotate(s) for s in states]
     assert panel.count() == calls
-    assert whole == [{ANNOTATION_KEY: record} for record in by_note]
+    assert whole == [{names.ANNOTATION_KEY: record} for record in by_note]
 
 
 def test_a_killed_run_run_again_makes_only_the_calls_not_answered(panel: JudgeServer, tmp_path: Path) -> None:
@@ -560,7 +560,7 @@ def test_a_killed_run_run_again_makes_only_the_calls_not_answered(panel: JudgeSe
     before = panel.count()
     records = make_annotator(tmp_path, judge_specs(panel, models)).annotate_all(notes(5))
     assert panel.count() - before == 3 * len(models)
-    assert all(r[ANNOTATION_KEY]["failed_judges"] == [] for r in records)
+    assert all(r[names.ANNOTATION_KEY]["failed_judges"] == [] for r in records)
 
 
 def test_a_refused_key_stops_the_whole_run_at_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

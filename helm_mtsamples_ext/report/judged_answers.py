@@ -16,9 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.answer_cap import judged_answer
 from helm_mtsamples_ext.common.panel import JudgeSpec, panel_from_args
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, RESERVED_KEYS
+from helm_mtsamples_ext.common.record import RESERVED_KEYS
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.prompt import build_prompt, strip_think
 from helm_mtsamples_ext.report.drift import Said, draw_sample
@@ -74,7 +75,7 @@ def _read(path: Path) -> Any:
 
 def _answer(state: Mapping[str, Any], args: RunEntryArgs, run: str) -> JudgedAnswer | None:
     """The request state as a judged answer, or None when no judge scored it (unjudged, empty, not annotated)."""
-    record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
+    record = (state.get("annotations") or {}).get(names.ANNOTATION_KEY)
     if not isinstance(record, Mapping):
         return None
     before = {str(k): v for k, v in record.items() if k not in RESERVED_KEYS and isinstance(v, Mapping)}

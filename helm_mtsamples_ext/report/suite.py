@@ -20,7 +20,7 @@ from helm.common.hierarchical_logger import hlog
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.panel import judge_families, panel_of
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
 from helm_mtsamples_ext.report.stats import KEYS
 from helm_mtsamples_ext.scoring.verdict_view import suite_view
@@ -65,7 +65,7 @@ def is_ours(run_spec: dict[str, Any]) -> bool:
     return (
         run_spec.get("scenario_spec", {}).get("class_name") == names.SCENARIO_CLASS
         or any(a.get("class_name") == names.ANNOTATOR_CLASS for a in annotators)
-        or ANNOTATION_KEY in (run_spec.get("groups") or [])
+        or names.ANNOTATION_KEY in (run_spec.get("groups") or [])
     )
 
 
@@ -128,7 +128,7 @@ class OpenRun:
 
 def open_run(run_dir: Path) -> OpenRun | None:
     """One run directory read and checked; None if the run is not an mtsamples_procedures run."""
-    if not (run_dir / "run_spec.json").is_file() and run_dir.name.startswith(ANNOTATION_KEY):
+    if not (run_dir / "run_spec.json").is_file() and run_dir.name.startswith(names.ANNOTATION_KEY):
         raise RunProblem("run_spec.json is missing (run unfinished?)")
     run_spec = our_run_spec(run_dir)
     if run_spec is None:

@@ -12,7 +12,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.judges.outcome import CONTEXT_FAILURE
 
 
@@ -87,4 +88,4 @@ class Unjudged:
 
     def warning(self) -> str:
         """The line for a run within ``max_unjudged``: the notes are reported, and where their reasons are."""
-        return f"{self.summary()}; the reasons are in each note's '{ANNOTATION_KEY}' annotation"
+        return f"{self.summary()}; the reasons are in each note's '{names.ANNOTATION_KEY}' annotation"

@@ -48,11 +48,8 @@ from helm.common.request import GeneratedOutput, Request, RequestResult  # noqa:
 
 from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.judges.endpoints import (  # noqa: E402
-    credentials_with_keys,
-    register_endpoint_deployment,
-    resolve_endpoint_keys,
-)
+from helm_mtsamples_ext.judges.endpoints import register_endpoint_deployment  # noqa: E402
+from helm_mtsamples_ext.judges.keys import credentials_with_keys, resolve_endpoint_keys  # noqa: E402
 from tests.servers.judge import JudgeServer  # noqa: E402
 
 FANOUT_CONCURRENCY = 48
@@ -136,7 +133,7 @@ def main() -> None:
         ours_time, ours_records = timed(default, states, args.num_threads)
         ours_calls = server.count()
 
-        deployments = {m: register_endpoint_deployment(server.base_url, m, 60.0) for m in models}
+        deployments = {m: register_endpoint_deployment(server.base_url, m) for m in models}
         helm_models = {m: AnnotatorModelInfo(model_name=d, model_deployment=d) for m, d in deployments.items()}
         # HELM's annotator reads the (placeholder) key the usual HELM way, from credentials.
         keyless = resolve_endpoint_keys([(1, server.base_url)], credentials={}, environ={})

@@ -32,11 +32,8 @@ from helm.benchmark.annotation.mtsamples_procedures_annotator import MTSamplesPr
 from benchmarks import parse_args  # noqa: E402
 from benchmarks.bench_judges import fresh_auto_client, make_states, timed  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.judges.endpoints import (  # noqa: E402
-    credentials_with_keys,
-    register_endpoint_deployment,
-    resolve_endpoint_keys,
-)
+from helm_mtsamples_ext.judges.endpoints import register_endpoint_deployment  # noqa: E402
+from helm_mtsamples_ext.judges.keys import credentials_with_keys, resolve_endpoint_keys  # noqa: E402
 from tests.servers.judge import JudgeServer  # noqa: E402
 
 
@@ -51,7 +48,7 @@ def ours(server: JudgeServer, models: list[str], states: list[Any], threads: int
 
 def helms(server: JudgeServer, models: list[str], states: list[Any], threads: int) -> tuple[float, int]:
     """(seconds, judgments lost) for HELM's built-in annotator (a judge missing from its record is lost)."""
-    deployments = {m: register_endpoint_deployment(server.base_url, m, 60.0) for m in models}
+    deployments = {m: register_endpoint_deployment(server.base_url, m) for m in models}
     infos = {m: AnnotatorModelInfo(model_name=d, model_deployment=d) for m, d in deployments.items()}
     keyless = resolve_endpoint_keys([(1, server.base_url)], credentials={}, environ={})
     client = fresh_auto_client(credentials_with_keys({}, keyless.values()))

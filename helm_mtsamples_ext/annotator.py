@@ -4,7 +4,8 @@ HELM's ``LLMAsJuryAnnotator`` calls judges one after another through ``AutoClien
 (5 s·2^n retry waits), accepts any score and lets a note nobody judged look judged. Here the annotator
 sets ``use_global_metric``, so HELM hands it every note of the run at once (``annotate_all``) and the
 calls in flight to each endpoint are set by that endpoint's limit (``fanout.py``), not by HELM's
-``--num-threads``. Each call is made by ``judges.call.JudgeCaller`` (structured output, rate limits,
+``--num-threads``. The panel is made ready by ``judges.session.JudgingSession`` (as the recheck makes it);
+each call is made by ``judges.call.JudgeCaller`` (structured output, rate limits,
 breaker, retries) through HELM's client and cache, so records, cache keys and resume are those of a
 note-by-note run; a judge that did not give a valid verdict is recorded as failed with its reason. A
 judge that cannot be used at all (no deployment, no key, a refused key) fails the run with one line.
@@ -12,7 +13,6 @@ judge that cannot be used at all (no deployment, no key, a refused key) fails th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -24,22 +24,17 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.answer import answer_text
 from helm_mtsamples_ext.common.answer_cap import CutAnswer, judged_answer
 from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.common.panel import panel_from_args
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.helm_host.families import creator_of
 from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
-from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
-from helm_mtsamples_ext.judges.deployments import judge_target
-from helm_mtsamples_ext.judges.endpoints import scrub
-from helm_mtsamples_ext.judges.entries import note_record
-from helm_mtsamples_ext.judges.fanout import FanOut
-from helm_mtsamples_ext.judges.keys import install_panel_keys
-from helm_mtsamples_ext.judges.progress import progress_bar, ticker
+from helm_mtsamples_ext.judges.progress import progress_bar
 from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.session import Call, JudgingSession
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.suite_progress import suite_position
 
@@ -98,7 +93,7 @@ class JudgeAnnotator(Annotator):
     A thin HELM adapter: it reads HELM's request states and hands the judges wing the notes; the arguments are
     those run_spec.json stores (RunEntryArgs.annotator_args, every release's), plus two knobs of the calls."""
 
-    name = ANNOTATION_KEY
+    name = names.ANNOTATION_KEY
     use_global_metric = True
     """HELM then calls ``annotate_all`` with every note of the run (the name is HELM's)."""
 
@@ -130,14 +125,8 @@ class JudgeAnnotator(Annotator):
         )  # fmt: skip
         self.args = args
         self.settings = CallSettings.from_args(args, max_tokens=max_tokens, retry_base=retry_base)
-        keys = install_panel_keys(panel, auto_client)
-        self._secrets = keys.secrets
-        self._judges = [judge_target(spec, keys.by_url, self.settings.timeout) for spec in panel]
-        self._caller = JudgeCaller(auto_client, self.settings, self._scrub)
-        for judge in self._judges:
-            self._caller.preflight(judge)
-        endpoints = [j.endpoint for j in self._judges]
-        self._fanout = FanOut(endpoints, self.settings.max_concurrency, limit_of=self._caller.limit_of)
+        self._session = JudgingSession.open(auto_client, panel, self.settings)
+        self._judges = self._session.judges
         self._batch_settings = BatchSettings(fallback=args.judge_batch_fallback)
         self._batch_dir = Path(auto_client.file_storage_path) / BATCH_DIR
 
@@ -161,13 +150,7 @@ class JudgeAnnotator(Annotator):
     ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = [{} for _ in states]
         calls = partial(self._calls, states, failures or {})
-        names: dict[str, list[str]] = {}
-        for judge in self._judges:
-            names.setdefault(judge.endpoint, []).append(judge.name)
-        tick = ticker(bar, self._caller.gates, {endpoint: "+".join(n) for endpoint, n in names.items()})
-        judged = self._fanout.run(range(len(states)), calls, tick)
-        for i, outcomes in judged:
-            record = note_record(str(states[i].instance.id), self._judges, outcomes, self._scrub)
+        for i, record in self._session.judge([str(state.instance.id) for state in states], calls, bar):
             # The model under test's maker, for self-preference: HELM's registry (prod_env/ too) is loaded only now.
             cut = answer_of(states[i], self.args).cut_from if not record.empty_answer else None
             records[i] = replace(record, model_family=creator_of(states[i].request.model), answer_cut=cut).to_dict()
@@ -175,24 +158,14 @@ class JudgeAnnotator(Annotator):
                 bar.update(1)
         return records
 
-    def _calls(
-        self, states: list[RequestState], failures: dict[Any, str], i: int
-    ) -> list[tuple[str, Callable[[], CallOutcome]]]:
+    def _calls(self, states: list[RequestState], failures: dict[Any, str], i: int) -> list[Call]:
         """A note's judge calls (none for an empty answer), the prompt built only when the note's turn comes; a
         judge whose batch request failed gets that failure, named, without a call."""
-        if self._caller.fatal is not None:
-            raise self._caller.fatal
         prompt = prompt_of(states[i], self.args)
-        if prompt is None:
-            return []
         # The prompt's texts no verdict is read from: the answer the model under test wrote, and the note.
         untrusted = (answer_of(states[i], self.args).text, states[i].instance.input.text)
-        return [
-            (judge.endpoint, partial(CallOutcome, failure=failures[(i, judge.name)]))
-            if (i, judge.name) in failures
-            else (judge.endpoint, partial(self._caller.call, judge, prompt, untrusted))
-            for judge in self._judges
-        ]
+        failed = {j.name: failures[(i, j.name)] for j in self._judges if (i, j.name) in failures}
+        return self._session.calls(None if prompt is None else (prompt, untrusted), failed)
 
     def _batch_first_turns(self, states: list[RequestState]) -> dict[Any, str]:
         """judge_batch: every first turn not yet in HELM's cache is answered through its endpoint's Batch API
@@ -201,11 +174,6 @@ class JudgeAnnotator(Annotator):
         for i, state in enumerate(states):
             prompt = prompt_of(state, self.args)
             for judge in self._judges if prompt is not None else []:
-                request = self._caller.first_request(judge, prompt or "")
+                request = self._session.caller.first_request(judge, prompt or "")
                 items.setdefault(judge.model_deployment, []).append(BatchItem((i, judge.name), request))
-        return batch_all(self._caller.client, items, self._batch_dir, self._batch_settings)
-
-    def _scrub(self, text: str) -> str:
-        """What is kept of a judge's text (its reply, its error): keys masked, and what no file can hold
-        replaced (outside_text.py), before HELM caches it or the record keeps it."""
-        return encodable_text(scrub(text, self._secrets))
+        return batch_all(self._session.caller.client, items, self._batch_dir, self._batch_settings)

@@ -63,7 +63,6 @@ from helm_mtsamples_ext.data.notes import (
 )
 from helm_mtsamples_ext.scenario import build_instances
 
-CLIENT_CLASS = names.CONTROL_CLIENT_CLASS
 TOKENIZER_NAME = f"{CONTROL_ORGANIZATION}/characters"
 CONTEXT_WINDOW = 2**31 - 1
 """In characters; notes over 1 MB are skipped by the scenario, so no prompt comes near it."""
@@ -223,7 +222,7 @@ def control_deployment(kind: str) -> ModelDeployment:
     return ModelDeployment(
         name=name,
         model_name=name,
-        client_spec=ClientSpec(class_name=CLIENT_CLASS, args={"kind": kind}),
+        client_spec=ClientSpec(class_name=names.CONTROL_CLIENT_CLASS, args={"kind": kind}),
         tokenizer_name=TOKENIZER_NAME,
         max_sequence_length=CONTEXT_WINDOW,
     )

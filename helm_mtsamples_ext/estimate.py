@@ -24,6 +24,8 @@ from pathlib import Path
 
 from helm.benchmark.scenarios.scenario import TEST_SPLIT, VALID_SPLIT, Instance
 
+from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices
 
@@ -88,12 +90,12 @@ def _entry_estimate(entry: str, max_eval_instances: int, output_path: str) -> Es
     from helm.benchmark.runner import downsample_eval_instances
     from helm.common.object_spec import parse_object_spec
 
-    from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, get_mtsamples_procedures_spec
+    from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
     from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
 
     spec = parse_object_spec(entry)
-    if spec.class_name != RUN_ENTRY_NAME:
-        raise ValueError(f"run entry {entry!r} is not {RUN_ENTRY_NAME}: this estimate knows only our judges")
+    if spec.class_name != names.RUN_ENTRY:
+        raise ValueError(f"run entry {entry!r} is not {names.RUN_ENTRY}: this estimate knows only our judges")
     args = {k: v for k, v in spec.args.items() if k != "model"}
     run_spec = get_mtsamples_procedures_spec(**args)
     annotator = run_spec.annotators[0].args if run_spec.annotators else {}
@@ -101,7 +103,7 @@ def _entry_estimate(entry: str, max_eval_instances: int, output_path: str) -> Es
     scenario = MTSamplesProceduresScenario(**run_spec.scenario_spec.args)
     instances = scenario.get_instances(os.path.join(output_path, "scenarios", scenario.name))
     chosen = downsample_eval_instances(instances, max_eval_instances, [VALID_SPLIT, TEST_SPLIT])
-    style = str(annotator.get("judge_prompt", "ours"))
+    style = str(annotator.get("judge_prompt", RunEntryArgs.judge_prompt))
     return estimate(entry, chosen, judges, style, run_spec.adapter_spec.max_tokens)
 
 

@@ -24,8 +24,9 @@ from helm.benchmark.metrics.metric_service import MetricService
 from helm.benchmark.metrics.statistic import Stat
 from helm.common.hierarchical_logger import hlog, hwarn
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.answer import first_completion
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
 from helm_mtsamples_ext.scoring.failure_reasons import reasons_text, record_failures
@@ -107,9 +108,9 @@ class MTSamplesProceduresMetric(Metric):
             hwarn("MTSamplesProceduresMetric has no judge_names; the panel is read from each note's record")
 
     def _score(self, request_state: RequestState, warn: bool) -> NoteScores:
-        record = (request_state.annotations or {}).get(ANNOTATION_KEY)
+        record = (request_state.annotations or {}).get(names.ANNOTATION_KEY)
         if warn and not isinstance(record, Mapping):
-            hwarn(f"instance {request_state.instance.id}: no '{ANNOTATION_KEY}' annotation; counted as unjudged")
+            hwarn(f"instance {request_state.instance.id}: no '{names.ANNOTATION_KEY}' annotation; counted as unjudged")
         return score_note(self._run_view.get(id(request_state), record), self.judge_names)
 
     def _read_run(self, scenario_state: ScenarioState) -> None:
@@ -119,7 +120,7 @@ class MTSamplesProceduresMetric(Metric):
         hooks that follow; the records on disk keep the raw verdicts, and the report reads them the same way (plus
         the verdicts crossing models, which only a suite shows)."""
         states = [s for s in scenario_state.request_states if s.reference_index is None]
-        notes = [(_answer(s), NoteRecord.from_dict((s.annotations or {}).get(ANNOTATION_KEY))) for s in states]
+        notes = [(_answer(s), NoteRecord.from_dict((s.annotations or {}).get(names.ANNOTATION_KEY))) for s in states]
         self._run_view = {id(s): r for s, r in zip(states, run_view(notes, self.judge_names), strict=True)}
 
     def evaluate_generation(
@@ -148,7 +149,7 @@ class MTSamplesProceduresMetric(Metric):
         states = [s for s in scenario_state.request_states if s.reference_index is None]
         notes = [self._score(s, warn=False) for s in states]
         calls = sum(note.panel_size for note in notes if not note.empty_answer)
-        records = [self._run_view.get(id(s), (s.annotations or {}).get(ANNOTATION_KEY)) for s in states]
+        records = [self._run_view.get(id(s), (s.annotations or {}).get(names.ANNOTATION_KEY)) for s in states]
         failures = record_failures(records, len(self.judge_names))
         if failures:
             hwarn(f"{len(failures)} of {calls} judge calls failed: {reasons_text(failures)}")
@@ -161,7 +162,7 @@ class MTSamplesProceduresMetric(Metric):
         if not unjudged:
             return
         records = [
-            self._run_view.get(id(s), (s.annotations or {}).get(ANNOTATION_KEY))
+            self._run_view.get(id(s), (s.annotations or {}).get(names.ANNOTATION_KEY))
             for s, n in zip(states, notes, strict=True)
             if n.unjudged
         ]

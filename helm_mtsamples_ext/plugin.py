@@ -24,18 +24,19 @@ check_helm()  # before anything imports `helm`: no HELM, two of them, or an unkn
 from helm.benchmark import run_spec as helm_run_spec  # noqa: E402
 from helm.common.hierarchical_logger import hlog  # noqa: E402
 
+from helm_mtsamples_ext import names  # noqa: E402
 from helm_mtsamples_ext.controls_client import register_control_models  # noqa: E402
 from helm_mtsamples_ext.helm_host.nltk_quiet import import_helm_reference_metrics_quietly  # noqa: E402
-from helm_mtsamples_ext.run_spec import RUN_ENTRY_NAME, run_entry  # noqa: E402
+from helm_mtsamples_ext.run_spec import run_entry  # noqa: E402
 
 
 def register() -> None:
     """Idempotent: the entry point and `--plugins helm_mtsamples_ext` may both load us."""
     helm_run_spec.discover_run_spec_functions()
     registry = helm_run_spec._REGISTERED_RUN_SPEC_FUNCTIONS
-    if registry.get(RUN_ENTRY_NAME) is not run_entry:
-        registry[RUN_ENTRY_NAME] = run_entry
-        hlog(f"helm-mtsamples-ext: `{RUN_ENTRY_NAME}` now runs helm_mtsamples_ext (replacing HELM's built-in)")
+    if registry.get(names.RUN_ENTRY) is not run_entry:
+        registry[names.RUN_ENTRY] = run_entry
+        hlog(f"helm-mtsamples-ext: `{names.RUN_ENTRY}` now runs helm_mtsamples_ext (replacing HELM's built-in)")
     import_helm_reference_metrics_quietly()
     register_control_models()
 

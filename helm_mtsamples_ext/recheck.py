@@ -32,8 +32,8 @@ from helm_mtsamples_ext.common.suite_name import suite_problem
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import Question, ask_again, question, uncached_client
-from helm_mtsamples_ext.report.cells import safe_rows
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
+from helm_mtsamples_ext.report.csv_safe import safe_rows
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
 from helm_mtsamples_ext.report.judged_answers import (
     JudgedAnswer,
@@ -44,6 +44,7 @@ from helm_mtsamples_ext.report.judged_answers import (
     sample_runs,
 )
 from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.report.suite import report_path, suite_path
 
 
 def _positive(text: str) -> int:
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = suite_problem(args.suite)
     if problem is not None:
         return _fail(problem)
-    suite_dir = Path(args.output_path) / "runs" / args.suite
+    suite_dir = suite_path(args.output_path, args.suite)
     if not suite_dir.is_dir():
         return _fail(f"no suite directory {suite_dir} (check --suite and -o/--output-path)")
     try:
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except JudgeAccessError as error:
         return _fail(str(error))
     rows = drift(rechecks, BootstrapSettings(seed=args.seed))
-    out = Path(args.output_path) / "mtsamples_report" / args.suite
+    out = report_path(args.output_path, args.suite)
     replace_file(out / DRIFT_FILE, lambda tmp: _write_drift(tmp, rows))
     print(terminal("\n".join(drift_line(row) for row in rows)))
     print(terminal(f"Drift written to {out / DRIFT_FILE}"))

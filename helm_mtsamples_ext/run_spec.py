@@ -35,9 +35,8 @@ from helm_mtsamples_ext.helm_host.families import creator_of
 from helm_mtsamples_ext.helm_host.model_check import building_command, check_model_under_test
 from helm_mtsamples_ext.helm_host.prompt_default import with_stored_prompt_style
 
-__all__ = ["RUN_ENTRY_NAME", "RunEntryArgs", "get_mtsamples_procedures_spec", "resolve_judges", "run_entry"]
+__all__ = ["RunEntryArgs", "get_mtsamples_procedures_spec", "resolve_judges", "run_entry"]
 
-RUN_ENTRY_NAME = names.RUN_ENTRY
 DEFAULT_JUDGES = "openai/gpt-4o-mini"
 UNSET_JUDGE = "MTSAMPLES_JUDGE-is-not-set"
 """What run_specs/mtsamples_procedures_local_quickstart.conf names as the judge when MTSAMPLES_JUDGE is unset
@@ -207,12 +206,12 @@ def _name_value(value: str) -> str:
 
 def run_spec_name(non_default: dict[str, str]) -> str:
     if not non_default:
-        return RUN_ENTRY_NAME
+        return names.RUN_ENTRY
     parts = []
     for key, value in non_default.items():
         hashed = key in ("jury_config_path", "judge_base_url")
         parts.append(f"{key}={short_hash(value) if hashed else _name_value(value)}")
-    return f"{RUN_ENTRY_NAME}:{','.join(parts)}"
+    return f"{names.RUN_ENTRY}:{','.join(parts)}"
 
 
 def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
@@ -249,7 +248,7 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
         metric_specs=get_basic_generation_metric_specs([])
         + get_generic_metric_specs()
         + [MetricSpec(class_name=names.METRIC_CLASS, args=metric_args)],
-        groups=[RUN_ENTRY_NAME],
+        groups=[names.RUN_ENTRY],
     )
 
 
@@ -265,4 +264,4 @@ def run_entry(**raw_args: Any) -> RunSpec:
         check_model_under_test(command)
         return with_stored_prompt_style(spec, command, named="judge_prompt" in raw_args)
     except ValueError as e:
-        raise SystemExit(f"{RUN_ENTRY_NAME}: {e}") from None
+        raise SystemExit(f"{names.RUN_ENTRY}: {e}") from None

@@ -28,6 +28,7 @@ from helm.common.hierarchical_logger import hdebug, hlog, hwarn
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.choices import EXTRACTION_MODES
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.data.custom_manifest import ManifestUnusable, resolve_manifest
 from helm_mtsamples_ext.data.instances import NO_HEADER, NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import (
@@ -58,7 +59,7 @@ def to_instance(sample: NoteSample) -> Instance:
     )
 
 
-def build_instances(notes: Mapping[str, bytes], extraction: str = "helm") -> NoteBatch:
+def build_instances(notes: Mapping[str, bytes], extraction: str = RunEntryArgs.extraction) -> NoteBatch:
     """Turn raw notes into Instances; every note left out is logged with its file name and counted."""
     built = build_samples(notes, extraction)
     for filename, reason in built.left_out:
@@ -92,7 +93,7 @@ class MTSamplesProceduresScenario(Scenario):
     )
     tags = ["medical", "transcription", "plan_generation"]
 
-    def __init__(self, extraction: str = "helm", base_url: str | None = None) -> None:
+    def __init__(self, extraction: str = RunEntryArgs.extraction, base_url: str | None = None) -> None:
         super().__init__()
         if extraction not in EXTRACTION_MODES:
             raise ValueError(f"extraction must be one of {EXTRACTION_MODES}, got {extraction!r}")

@@ -40,9 +40,6 @@ from helm_mtsamples_ext.common.suite_name import suite_problem
 
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
 SCHEMA_PATH: str = str(Path(__file__).resolve().parent / SCHEMA_FILENAME)
-SCENARIO_CLASS = names.SCENARIO_CLASS
-METRIC_CLASS = names.METRIC_CLASS
-RUN_GROUP = names.RUN_GROUP
 
 
 @dataclass(frozen=True)
@@ -55,19 +52,21 @@ class SuiteRun:
 
 
 def read_suite(suite_dir: Path, split: str) -> list[SuiteRun]:
-    """Our runs in a suite (other benchmarks' runs are skipped), read from run_spec.json and stats.json."""
+    """Our finished runs in a suite (report/suite.py says which are ours, and their panel), with the stats
+    each emitted, read from stats.json."""
+    from helm_mtsamples_ext.common.panel import panel_of
+    from helm_mtsamples_ext.report.suite import RunProblem, our_run_spec, run_dirs
+
     runs: list[SuiteRun] = []
-    for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir()):
-        spec_path, stats_path = run_dir / "run_spec.json", run_dir / "stats.json"
-        if not spec_path.is_file() or not stats_path.is_file():
-            continue  # helm-summarize skips these too, and says so
-        spec = json.loads(spec_path.read_text())
-        if spec.get("scenario_spec", {}).get("class_name") != SCENARIO_CLASS:
+    for run_dir in run_dirs(suite_dir):
+        stats_path = run_dir / "stats.json"
+        try:
+            spec = our_run_spec(run_dir) if stats_path.is_file() else None  # helm-summarize skips unfinished runs
+        except RunProblem as problem:
+            raise SystemExit(f"{run_dir}: {problem}; re-run the suite or remove that run") from None
+        if spec is None:
             continue
-        judges: tuple[str, ...] = ()
-        for metric_spec in spec.get("metric_specs", []):
-            if metric_spec.get("class_name") == METRIC_CLASS:
-                judges = tuple(str(j) for j in metric_spec.get("args", {}).get("judge_names", []))
+        judges = tuple(panel_of(spec) or ())
         stat_names = frozenset(
             s["name"]["name"]
             for s in json.loads(stats_path.read_text())
@@ -155,7 +154,7 @@ def with_audit(schema: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         return schema
     text = "\n\n" + AUDIT_HEADING + "\n\n" + "\n\n".join(lines)
     for run_group in schema["run_groups"]:
-        if run_group["name"].startswith(RUN_GROUP):
+        if run_group["name"].startswith(names.RUN_GROUP):
             run_group["description"] = run_group.get("description", "").rstrip() + text
     return schema
 
@@ -163,13 +162,15 @@ def with_audit(schema: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
 def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: str | None = None) -> Path:
     """Write the schema for a suite (default: inside the suite's directory) and return its path."""
     base = yaml.safe_load(Path(SCHEMA_PATH).read_text())
-    (run_group,) = [g for g in base["run_groups"] if g["name"] == RUN_GROUP]
-    suite_dir = Path(output_path) / "runs" / suite
+    (run_group,) = [g for g in base["run_groups"] if g["name"] == names.RUN_GROUP]
+    from helm_mtsamples_ext.report.suite import suite_path
+
+    suite_dir = suite_path(output_path, suite)
     if not suite_dir.is_dir():
         raise SystemExit(f"no suite {suite!r} at {suite_dir}")
     runs = read_suite(suite_dir, run_group["environment"]["main_split"])
     if not runs:
-        raise SystemExit(f"no finished {RUN_GROUP} run in {suite_dir}")
+        raise SystemExit(f"no finished {names.RUN_GROUP} run in {suite_dir}")
     schema, notes = suite_schema(base, runs)
     audit = suite_audit(suite_dir)
     schema = with_audit(schema, audit)
@@ -177,7 +178,7 @@ def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: s
     target = Path(out) if out else suite_dir / SCHEMA_FILENAME
     header = (
         f"# Written by `python -m helm_mtsamples_ext.schema --suite {suite}` for the {len(runs)} "
-        f"{RUN_GROUP} run(s) of this suite.\n"
+        f"{names.RUN_GROUP} run(s) of this suite.\n"
     )
     write_text_whole(target, header + yaml.safe_dump(schema, sort_keys=False, allow_unicode=True, width=1000))
     for note in notes:  # stderr: stdout is the path, for "$(...)"

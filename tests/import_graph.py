@@ -87,6 +87,12 @@ def imported_names(source: str, name: str, is_package: bool) -> set[str]:
     return found
 
 
+def _is_helper(name: str) -> bool:
+    """A module of tests/ that is neither a test module nor a conftest: what test modules share."""
+    parts = name.split(".")
+    return parts[0] == "tests" and not parts[-1].startswith("test_") and parts[-1] != "conftest"
+
+
 @dataclass
 class Graph:
     """The modules under ``roots`` (each a top-level package of the checkout) and what each imports: modules of
@@ -119,7 +125,7 @@ class Graph:
         """Each module of the package that needs HELM, and the import through which it does (``helm`` itself
         or another module of the package in this map): the fixpoint, so an import cycle hides nothing."""
         via: dict[str, str] = {}
-        package = [m for m in self.paths if m.split(".")[0] == PACKAGE]
+        package = [m for m in self.paths if m.split(".")[0] == PACKAGE or _is_helper(m)]
         changed = True
         while changed:
             changed = False
@@ -135,7 +141,8 @@ class Graph:
 
     def helm_chain(self, imports: frozenset[str]) -> list[str] | None:
         """How a module with these imports reaches HELM: ``["helm"]`` or ``[our module, ..., "helm"]``; None when
-        it does not. Only the package's modules are followed (a helper of tests/ is not the code under test)."""
+        it does not. The package's modules are followed, and the helper modules of tests/ (a test that builds its
+        suite with HELM's classes through a helper meets HELM's differences as surely as one importing them)."""
         if HELM in imports:
             return [HELM]
         start = next((m for m in sorted(imports) if m in self.helm_via), None)

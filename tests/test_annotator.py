@@ -18,8 +18,8 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm.common.general import parallel_map
 from helm.common.request import ErrorFlags, RequestResult, Token
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_answer
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
@@ -517,7 +517,7 @@ def test_a_whole_run_gives_the_records_and_cache_keys_of_note_by_note_judging(
     calls = panel.count()
     by_note = [make_annotator(tmp_path / "one", judge_specs(panel, models)).annotate(s) for s in states]
     assert panel.count() == calls
-    assert whole == [{ANNOTATION_KEY: record} for record in by_note]
+    assert whole == [{names.ANNOTATION_KEY: record} for record in by_note]
 
 
 def test_a_killed_run_run_again_makes_only_the_calls_not_answered(panel: JudgeServer, tmp_path: Path) -> None:
@@ -527,7 +527,7 @@ def test_a_killed_run_run_again_makes_only_the_calls_not_answered(panel: JudgeSe
     before = panel.count()
     records = make_annotator(tmp_path, judge_specs(panel, models)).annotate_all(notes(5))
     assert panel.count() - before == 3 * len(models)
-    assert all(r[ANNOTATION_KEY]["failed_judges"] == [] for r in records)
+    assert all(r[names.ANNOTATION_KEY]["failed_judges"] == [] for r in records)
 
 
 def test_a_refused_key_stops_the_whole_run_at_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -551,7 +551,7 @@ def test_the_progress_bar_counts_notes_judged(tmp_path: Path, capsys: pytest.Cap
 
 def test_an_annotator_given_only_its_panel_calls_with_the_run_entrys_defaults(tmp_path: Path) -> None:
     """No default of its own: the call settings are RunEntryArgs' (with the breaker's cooldown from the timeout),
-    and judge_timeout reaches the endpoint judge's deployment and whole-call bound directly."""
+    and judge_timeout reaches the endpoint judge's client by one route, its whole-call bound."""
     auto_client = AutoClient({}, str(tmp_path), SqliteCacheBackendConfig(str(tmp_path)))
     url = "http://127.0.0.1:9/v1"  # never contacted: building an annotator calls no server
     annotator = JudgeAnnotator(auto_client=auto_client, judges=[{"name": "m", "model": "m", "base_url": url}])
@@ -559,8 +559,8 @@ def test_an_annotator_given_only_its_panel_calls_with_the_run_entrys_defaults(tm
     assert annotator.settings == CallSettings.from_args(default)
     assert annotator.settings.breaker_cooldown == 2 * default.judge_timeout
     deployment = endpoint_deployment_name(url, "m")
-    assert DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[deployment].client_spec.args["timeout"] == default.judge_timeout
-    client = annotator._caller.client(deployment)
+    assert "timeout" not in DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[deployment].client_spec.args
+    client = annotator._session.caller.client(deployment)
     assert isinstance(client, JudgeEndpointClient) and client._whole_call_limit == default.judge_timeout
 
 

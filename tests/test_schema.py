@@ -14,9 +14,10 @@ import pytest
 from helm.benchmark.presentation.schema import Schema, read_schema, validate_schema
 
 from helm_mtsamples_ext import schema as schema_module
+from helm_mtsamples_ext.names import METRIC_CLASS, SCENARIO_CLASS
 from helm_mtsamples_ext.run_spec import resolve_judges
 from helm_mtsamples_ext.scenario import MTSamplesProceduresScenario
-from helm_mtsamples_ext.schema import METRIC_CLASS, SCENARIO_CLASS, SCHEMA_PATH
+from helm_mtsamples_ext.schema import SCHEMA_PATH
 from helm_mtsamples_ext.scoring.reward import JURY_SCORE, REWARD, instance_stat_names, run_stat_names
 from helm_mtsamples_ext.scoring.stat_metadata import metric_metadata
 

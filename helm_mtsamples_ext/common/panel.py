@@ -16,8 +16,6 @@ from typing import Any
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.record import RESERVED_KEYS
 
-OUR_ANNOTATOR = names.ANNOTATOR_CLASS
-
 
 @dataclass(frozen=True)
 class JudgeSpec:
@@ -92,7 +90,8 @@ class JudgeTarget:
 def panel_of(run_spec: Mapping[str, Any]) -> list[str] | None:
     """The judge names of a run, in panel order, from its run_spec.json; None when it names no panel.
 
-    Reads our annotator's panel, or HELM's built-in jury (``annotator_models``) for its own runs."""
+    Reads our annotator's panel, or HELM's built-in jury (``annotator_models``) for its own runs, else the judge
+    names our metric was given (a run_spec.json that keeps no annotator)."""
     for spec in run_spec.get("annotators") or []:
         args = spec.get("args") or {}
         judges = args.get("judges")
@@ -100,6 +99,9 @@ def panel_of(run_spec: Mapping[str, Any]) -> list[str] | None:
             return [JudgeSpec.from_arg(j).name if isinstance(j, Mapping) else str(j) for j in judges]
         if isinstance(args.get("annotator_models"), Mapping):
             return list(args["annotator_models"])
+    for spec in run_spec.get("metric_specs") or []:
+        if spec.get("class_name") == names.METRIC_CLASS and (spec.get("args") or {}).get("judge_names"):
+            return [str(j) for j in spec["args"]["judge_names"]]
     return None
 
 

@@ -19,11 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.failure_kinds import MARKED_FAILED, NO_VALID_DIMENSION
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 
-ANNOTATION_KEY = names.ANNOTATION_KEY
 FAILED_JUDGES = "failed_judges"
 ANSWER = "answer"
 EMPTY = "empty"

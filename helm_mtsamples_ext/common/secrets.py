@@ -1,7 +1,7 @@
 """Every key the annotator can reach, so that each is masked wherever a judge's words are kept.
 
 A judge server may echo the key it was sent (in a verdict's explanation, an error message, an error body).
-Endpoint keys (endpoints.py) are one source; hosted judges are HELM model deployments, and HELM hands their
+Endpoint keys (judges/keys.py) are one source; hosted judges are HELM model deployments, and HELM hands their
 clients keys from two more places, both readable by the annotator's process:
 - ``credentials.conf`` (or ``HELM_CREDENTIALS``, parsed by HELM into the AutoClient's ``credentials``):
   ``<host>ApiKey`` (``helm.common.credentials_utils.provide_api_key``), the ``deployments`` map of keys by
@@ -14,12 +14,14 @@ clients keys from two more places, both readable by the annotator's process:
 All of them are masked, not only the panel's hosts': masking a key that was never sent costs nothing, and
 missing one puts it on a page sent to clinicians. The annotator masks what it records (and what HELM caches);
 helm-mtsamples-report masks its tables again with the keys of the machine it runs on (``machine_keys``), so a
-suite written before hosted keys were masked does not put them on the review page either. Pure but for
-``machine_keys``.
+suite written before hosted keys were masked does not put them on the review page either. One rule says what
+is a key (``is_key``), one masker hides it (``mask``), and the log scrubber uses both. Pure but for
+``machine_keys`` and ``install_log_scrubber``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -65,8 +67,8 @@ MIN_KEY_LENGTH = 8
 vLLM's ``token-abc123``, to 12), and masking it would mangle every record it appears in."""
 WORD_LENGTH = 16
 """A value of letters only and shorter than this is an ordinary word (``none``, ``secret``, ``changeme``)."""
-PLACEHOLDER = "EMPTY"
-"""The key sent to keyless local servers (endpoints.PLACEHOLDER_API_KEY): no secret."""
+PLACEHOLDER_KEY = "EMPTY"
+"""The key sent to keyless local servers (vLLM, llama.cpp and Ollama accept any key): no secret."""
 
 
 def key_problem(value: str) -> str | None:
@@ -82,7 +84,7 @@ def key_problem(value: str) -> str | None:
 
 def is_key(value: object) -> bool:
     """Worth masking: a string that ``key_problem`` finds nothing wrong with and is not the keyless placeholder."""
-    return isinstance(value, str) and value != PLACEHOLDER and key_problem(value) is None
+    return isinstance(value, str) and value != PLACEHOLDER_KEY and key_problem(value) is None
 
 
 def _leaves(value: Any) -> Iterator[Any]:
@@ -125,10 +127,14 @@ def reachable_keys(
     return tuple(sorted(keys, key=lambda k: (-len(k), k)))
 
 
-def mask(text: str, keys: Iterable[str]) -> str:
-    """``text`` with each key replaced by ``***`` (keys longest first, as reachable_keys gives them)."""
-    for key in keys:
-        text = text.replace(key, "***")
+def mask(text: str, keys: str | Iterable[str] | None) -> str:
+    """``text`` with each key replaced by ``***``, for anything recorded, logged or shown (keys longest first,
+    as reachable_keys gives them; a value that is no key, ``is_key``, is left alone)."""
+    if not keys:
+        return text
+    for key in [keys] if isinstance(keys, str) else keys:
+        if is_key(key):
+            text = text.replace(key, "***")
     return text
 
 
@@ -140,6 +146,37 @@ def mask_table(table: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
     for column in masked.select_dtypes(include="object").columns:
         masked[column] = masked[column].map(lambda v: mask(v, keys) if isinstance(v, str) else v)
     return masked
+
+
+class _MaskFilter(logging.Filter):
+    """Masks a key in a logger's records (HELM's clients log the text of API errors, which a server may fill
+    with the key it was sent)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if self.key in message or self.key in (record.exc_text or ""):
+            record.msg, record.args = mask(message, self.key), None
+            record.exc_text = mask(record.exc_text, self.key) if record.exc_text else record.exc_text
+        return True
+
+
+SCRUBBED_LOGGERS = ("helm", "openai", "httpx")
+"""HELM's logger and those of the HTTP stack under its clients (which log request errors)."""
+
+
+def install_log_scrubber(keys: str | Iterable[str]) -> None:
+    """Mask each key in everything logged through HELM's ``helm`` logger and the SDK's (idempotent)."""
+    masked = [k for k in ([keys] if isinstance(keys, str) else keys) if is_key(k)]
+    for logger in map(logging.getLogger, SCRUBBED_LOGGERS):
+        for key in masked:
+            if not any(isinstance(f, _MaskFilter) and f.key == key for f in logger.filters):
+                logger.addFilter(_MaskFilter(key))
 
 
 CREDENTIALS_ENV = "HELM_CREDENTIALS"

@@ -86,7 +86,7 @@ def _skip_reason_for_raw(raw: bytes) -> str | None:
     return None
 
 
-def build_samples(notes: Mapping[str, bytes], extraction: str = "helm") -> SampleBatch:
+def build_samples(notes: Mapping[str, bytes], extraction: str) -> SampleBatch:
     """Turn raw notes into samples, in the notes' order; every note left out is listed with its reason."""
     batch = SampleBatch()
     for filename, raw in notes.items():

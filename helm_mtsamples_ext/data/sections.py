@@ -49,8 +49,9 @@ def empty_section_reason(header: str) -> str:
     return f"{header} header with empty section"
 
 
-def extract(text: str, mode: str = "helm") -> Extraction | Skip:
-    """Cut ``text`` (decoded, newlines normalised to ``\\n``) into input and reference, or say why not.
+def extract(text: str, mode: str) -> Extraction | Skip:
+    """Cut ``text`` (decoded, newlines normalised to ``\\n``) into input and reference, or say why not; ``mode`` is
+    the run entry's ``extraction`` (its default is RunEntryArgs').
 
     Never raises on any string; raises ValueError only for an unknown ``mode``.
     """

@@ -20,10 +20,10 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from helm_mtsamples_ext.common.failure_kinds import GAVE_UP_WAITING, JUDGE_UNAVAILABLE, SERVER_ERROR_REPEATS
 from helm_mtsamples_ext.common.panel import JudgeTarget
-from helm_mtsamples_ext.judges.cache_tap import clip
-from helm_mtsamples_ext.judges.classify import Sent
+from helm_mtsamples_ext.judges.cache_gate import clip
 from helm_mtsamples_ext.judges.deadline import exchange_limit
 from helm_mtsamples_ext.judges.formats import FormatMemory, response_format
+from helm_mtsamples_ext.judges.outcome import Sent
 from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import NOTICE_EVERY, Breaker, EndpointGate, GateTimeout, backoff

@@ -37,14 +37,15 @@ from helm_mtsamples_ext.common.failure_kinds import NO_VALID_DIMENSION, NO_VERDI
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.helm_host.compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
-from helm_mtsamples_ext.judges.cache_tap import REPLY_CAP, clip
+from helm_mtsamples_ext.judges.cache_gate import REPLY_CAP, clip
 from helm_mtsamples_ext.judges.capacity import ServerFacts, probe_server
-from helm_mtsamples_ext.judges.classify import Sent, classify
-from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, check_endpoint
+from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient
 from helm_mtsamples_ext.judges.exchange import JudgeClients
 from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory, modes_to_try
+from helm_mtsamples_ext.judges.outcome import Sent, classify
 from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
+from helm_mtsamples_ext.judges.reachability import check_endpoint
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.reply.verdict import Verdict, parse_verdict

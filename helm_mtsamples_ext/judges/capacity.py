@@ -25,8 +25,8 @@ from typing import Any
 
 import requests
 
-from helm_mtsamples_ext.judges.endpoints import api_url, bearer_headers, split_query
 from helm_mtsamples_ext.judges.reply.served_model import loaded_model
+from helm_mtsamples_ext.judges.urls import api_url, bearer_headers, split_query
 
 PROBE_TIMEOUT = 10.0
 LLAMA_CPP_PYTHON = "llama-cpp-python's server serves one request at a time"

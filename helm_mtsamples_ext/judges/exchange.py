@@ -1,8 +1,8 @@
 """One exchange with a judge server through HELM's client and cache, or a replay from the cache alone.
 
 Through ``AutoClient._get_client``, not ``AutoClient.make_request``, whose own retries (5 s·2^n) would
-stack on ours and cannot see a Retry-After: each client is put behind the cache tap (cache_tap.py), and
-what came back is named by classify.py. HELM's client logs every API error with a traceback; inside a
+stack on ours and cannot see a Retry-After: each client is put behind the cache gate (cache_gate.py), and
+what came back is named by outcome.py. HELM's client logs every API error with a traceback; inside a
 judge call that error is expected and told in one line by call.py, so here it is kept quiet. Each exchange,
 live or replayed, carries the model and fingerprint its reply named (``Sent.served``), for the record.
 """
@@ -22,8 +22,8 @@ from helm.common.request import Request, RequestResult
 
 from helm_mtsamples_ext.helm_host.compat import check_helm
 from helm_mtsamples_ext.judges.batch.run import direct_key
-from helm_mtsamples_ext.judges.cache_tap import NotCached, install_tap
-from helm_mtsamples_ext.judges.classify import Sent, classify
+from helm_mtsamples_ext.judges.cache_gate import NotCached, install_gate
+from helm_mtsamples_ext.judges.outcome import Sent, classify
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED
 
 _QUIET = threading.local()
@@ -55,7 +55,7 @@ def quiet_client_errors() -> Iterator[None]:
 
 
 class JudgeClients:
-    """The HELM clients of a run's judges, each behind a CacheTap: one exchange, or a replay from the cache
+    """The HELM clients of a run's judges, each behind a CacheGate: one exchange, or a replay from the cache
     alone. Through ``AutoClient._get_client``, not ``AutoClient.make_request`` (whose own retries, 5 s·2^n,
     would stack on ours and cannot see a Retry-After); thread-safe."""
 
@@ -70,20 +70,20 @@ class JudgeClients:
         with self._lock:
             if deployment not in self._clients:
                 client = self._auto_client._get_client(deployment)
-                install_tap(client, self._scrub)
+                install_gate(client, self._scrub)
                 self._clients[deployment] = client
             return self._clients[deployment]
 
     def loaded(self, deployment: str, model: str | None) -> None:
         """The model the deployment's server said it loaded, stored with each of its live replies from now on."""
-        tap = install_tap(self.get(deployment), self._scrub)
+        tap = install_gate(self.get(deployment), self._scrub)
         if tap is not None:
             tap.loaded_model = model
 
     def exchange(self, deployment: str, request: Request) -> Sent:
         """One request through HELM's client and cache, classified."""
         client = self.get(deployment)
-        tap = install_tap(client, self._scrub)
+        tap = install_gate(client, self._scrub)
         if tap is not None:
             tap.take()
             tap.take_shape()
@@ -106,7 +106,7 @@ class JudgeClients:
     def replay(self, deployment: str, requests: Iterable[tuple[str, Request]]) -> tuple[Sent, str] | None:
         """The first of ``(label, request)`` that HELM's cache answers, without reaching any server."""
         client = self.get(deployment)
-        tap = install_tap(client, self._scrub)
+        tap = install_gate(client, self._scrub)
         if tap is None:
             return None
         for label, request in requests:

@@ -1,30 +1,92 @@
 """The panel's endpoint keys, found and handed to HELM; every key this process could send, for masking.
 
-Why here and not in the annotator: where a key comes from (``JUDGE_API_KEY_<n>``, ``judgeApiKeys`` in
-credentials.conf, ``JUDGE_API_KEY``: ``endpoints.resolve_endpoint_keys``) and that it is masked in all we
-keep are the judges wing's rules; the annotator only asks for the keys of its panel.
+Why here and not in the annotator: where a key comes from and that it is masked in all we keep are the judges
+wing's rules; the annotator only asks for the keys of its panel. Each endpoint has its own key, found in this
+order: env ``JUDGE_API_KEY_<n>`` (n = the endpoint's position in ``judge_base_url``, from 1), the
+credentials.conf map ``judgeApiKeys: {"<base url>": "<key>"}``, env ``JUDGE_API_KEY`` or credentials
+``judgeApiKey`` (shared by all endpoints), else none (``EMPTY``, for keyless local servers). Each is handed to
+HELM the way HELM expects keys: the credential ``<host organization>ApiKey`` of the annotator's AutoClient.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
-from helm_mtsamples_ext.common.secrets import key_problem, reachable_keys
-from helm_mtsamples_ext.judges.endpoints import (
-    PLACEHOLDER_API_KEY,
-    EndpointKey,
-    credentials_with_keys,
-    install_log_scrubber,
-    normalise_base_url,
-    resolve_endpoint_keys,
-    secrets_of,
-)
+from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, install_log_scrubber, is_key, key_problem, reachable_keys
+from helm_mtsamples_ext.judges.endpoints import endpoint_host
+from helm_mtsamples_ext.judges.urls import normalise_base_url
+
+API_KEY_ENV = "JUDGE_API_KEY"
+API_KEY_CREDENTIAL = "judgeApiKey"
+API_KEYS_CREDENTIAL = "judgeApiKeys"
+
+
+def key_settings(position: int, base_url: str) -> str:
+    """Where a user sets the key of the endpoint at ``position`` (1-based), for error messages."""
+    return (
+        f'{API_KEY_ENV}_{position}, {API_KEYS_CREDENTIAL}["{normalise_base_url(base_url)}"] in credentials.conf, '
+        f"or {API_KEY_ENV} / {API_KEY_CREDENTIAL} for every endpoint"
+    )
+
+
+@dataclass(frozen=True)
+class EndpointKey:
+    base_url: str
+    position: int  # 1-based position in judge_base_url
+    key: str
+    source: str  # which setting it came from (never the key itself)
+
+
+def resolve_endpoint_keys(
+    endpoints: Iterable[tuple[int, str]],
+    credentials: Mapping[str, Any],
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, EndpointKey]:
+    """The key of each endpoint, by normalised base URL; ``endpoints`` are (position, base_url) pairs.
+
+    A URL listed at several positions takes the key of its first position."""
+    env = os.environ if environ is None else environ
+    by_url_raw = credentials.get(API_KEYS_CREDENTIAL, None) or {}  # pyhocon raises without a default
+    # pyhocon keeps the quotes of a quoted key that holds a dot ("http://host/v1" stays quoted).
+    by_url = {normalise_base_url(str(u).strip('"')): str(k) for u, k in dict(by_url_raw).items()} if by_url_raw else {}
+    shared_env, shared_cred = env.get(API_KEY_ENV), credentials.get(API_KEY_CREDENTIAL, None)
+    keys: dict[str, EndpointKey] = {}
+    for position, base_url in sorted(endpoints):
+        url = normalise_base_url(base_url)
+        if url in keys:
+            continue
+        numbered = f"{API_KEY_ENV}_{position}"
+        if env.get(numbered):
+            keys[url] = EndpointKey(url, position, env[numbered], numbered)
+        elif by_url.get(url):
+            keys[url] = EndpointKey(url, position, by_url[url], f"{API_KEYS_CREDENTIAL}[{url!r}]")
+        elif shared_env:
+            keys[url] = EndpointKey(url, position, shared_env, API_KEY_ENV)
+        elif shared_cred:
+            keys[url] = EndpointKey(url, position, str(shared_cred), API_KEY_CREDENTIAL)
+        else:
+            keys[url] = EndpointKey(url, position, PLACEHOLDER_KEY, "none (keyless)")
+    return keys
+
+
+def credentials_with_keys(credentials: Mapping[str, Any], keys: Iterable[EndpointKey]) -> dict[str, Any]:
+    """``credentials`` plus ``<host>ApiKey`` for each endpoint, the binding HELM's AutoClient reads keys from."""
+    merged = dict(credentials)
+    for endpoint in keys:
+        merged[f"{endpoint_host(endpoint.base_url)}ApiKey"] = endpoint.key
+    return merged
+
+
+def secrets_of(keys: Iterable[EndpointKey]) -> tuple[str, ...]:
+    """The keys worth masking (common.secrets.is_key), longest first (so a key containing another is masked whole)."""
+    return tuple(sorted({k.key for k in keys if is_key(k.key)}, key=len, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -51,11 +113,11 @@ def endpoint_positions(panel: list[JudgeSpec]) -> list[tuple[int, str]]:
 
 
 def refused_keys(keys: Iterable[EndpointKey]) -> list[str]:
-    """One line per endpoint key that is no key (masking.key_problem): it is sent as given, for a server that
+    """One line per endpoint key that is no key (secrets.key_problem): it is sent as given, for a server that
     takes any key, but never masked, and the line says where it came from without repeating it."""
     lines = []
     for endpoint in keys:
-        problem = None if endpoint.key == PLACEHOLDER_API_KEY else key_problem(endpoint.key)
+        problem = None if endpoint.key == PLACEHOLDER_KEY else key_problem(endpoint.key)
         if problem is not None:
             lines.append(
                 f"{endpoint.source} {problem}, so it is refused as a key: it is not masked in what is kept, and a "
@@ -66,7 +128,7 @@ def refused_keys(keys: Iterable[EndpointKey]) -> list[str]:
 
 def install_panel_keys(panel: list[JudgeSpec], auto_client: AutoClient) -> PanelKeys:
     """Find each endpoint's key and bind it as HELM's ``<host>ApiKey`` credential of ``auto_client``; mask every
-    key this process could send (hosted judges' included, masking.py) in HELM's and the SDK's logs."""
+    key this process could send (hosted judges' included, common/secrets.py) in HELM's and the SDK's logs."""
     keys = resolve_endpoint_keys(endpoint_positions(panel), auto_client.credentials)
     for line in refused_keys(keys.values()):
         hwarn(line)

@@ -84,10 +84,11 @@ _HELM_TAGS = re.compile(r"<(/?)(user_request|response|gold_response)>")
 """The block tags of HELM's template, wherever it writes them (``Carefully analyze the <response>.`` too)."""
 
 
-def build_prompt(note: str, answer: str, reference: str, style: str = "ours") -> str:
+def build_prompt(note: str, answer: str, reference: str, style: str) -> str:
     """The judge prompt; ``style="helm_fenced"`` is HELM's own MTSamples Procedures template, filled as HELM fills
     it, its block tags fenced (``"helm"``: unfenced, as suites judged before the fence stored it), ``style="prefix"``
-    the layout for prefix caches (prefix_prompt.py)."""
+    the layout for prefix caches (prefix_prompt.py), ``"ours"`` the house prompt. No default: the run entry's
+    ``judge_prompt`` (RunEntryArgs) is the one, and a caller names the style its run stored."""
     if style == "prefix":
         return build_prefix_prompt(note, answer, reference)
     if style in ("helm", HELM_FENCED):

@@ -1,7 +1,7 @@
 """Each judge endpoint made ready once per run, before its first call HELM's cache cannot answer.
 
 Why once and late: a run answered from HELM's cache needs no server at all, so nothing is asked until a
-live call is due; then the endpoint is checked (``endpoints.check_endpoint``: an HTML page or no server
+live call is due; then the endpoint is checked (``reachability.check_endpoint``: an HTML page or no server
 fails the run at once with one line) and asked how many calls it takes at once and which model it loaded
 (``capacity.probe_server``: the first caps its gate, the second goes into each live reply's record).
 Until then the fan-out starts one call at it, so no call waits out its deadline behind a capacity of 1,

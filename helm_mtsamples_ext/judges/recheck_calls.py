@@ -3,10 +3,9 @@
 Why a cache of HELM's own that holds nothing (``BlackHoleCacheBackendConfig``, what HELM's executor uses when no
 cache is configured) and not the run's: the question is what the judge says *today*, so a reply must never come
 from the run's cache, and a recheck must never write into it either (a later ``helm-run`` of the suite still
-replays the verdicts it recorded, with zero calls). Everything else is the run's: the keys are found where the
-annotator finds them (``keys.install_panel_keys``: credentials.conf, ``JUDGE_API_KEY``...), each call goes through
-``call.JudgeCaller`` (structured output, retries, repair turns, the same verdict parser), at each endpoint's pace
-(``fanout.FanOut``), and what comes back is kept as the run's record keeps it (``entries.note_record``), in memory.
+replays the verdicts it recorded, with zero calls). Everything else is the run's: the panel is made ready to
+judge as the annotator makes it (``session.JudgingSession``: the same keys, caller, verdict parser and per-endpoint
+pace), and what comes back is kept as the run's record keeps it, in memory.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import partial
 from typing import Any
 
 from helm.clients.auto_client import AutoClient
@@ -22,17 +20,9 @@ from helm.common.cache_backend_config import BlackHoleCacheBackendConfig
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.call import JudgeCaller
-from helm_mtsamples_ext.judges.deployments import judge_target
-from helm_mtsamples_ext.judges.endpoints import scrub
-from helm_mtsamples_ext.judges.entries import note_record
-from helm_mtsamples_ext.judges.fanout import FanOut
-from helm_mtsamples_ext.judges.keys import install_panel_keys
 from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.session import JudgingSession, Question
 from helm_mtsamples_ext.judges.settings import CallSettings
-
-Question = tuple[str, tuple[str, ...]]
-"""(the judge prompt, the texts in it no verdict is read from): one answer to ask the panel about."""
 
 
 def question(note: str, answer: str, reference: str, style: str) -> Question:
@@ -68,25 +58,8 @@ def ask_again(
     """Each judge of ``panel`` asked about each question, live, with the run's call settings (``args`` and the
     stored ``knobs``); the records (as scenario_state.json would hold them), in the order of ``questions``. A judge
     that cannot be used at all (no deployment, no key, a refused key) raises ``JudgeAccessError`` with one line."""
-    settings = CallSettings.from_args(args, **knobs)
-    keys = install_panel_keys(list(panel), client)
-
-    def masked(text: str) -> str:
-        return scrub(text, keys.secrets)
-
-    judges = [judge_target(spec, keys.by_url, settings.timeout) for spec in panel]
-    caller = JudgeCaller(client, settings, masked)
-    for judge in judges:
-        caller.preflight(judge)
-    fanout = FanOut([j.endpoint for j in judges], settings.max_concurrency, limit_of=caller.limit_of)
-
-    def calls(i: int) -> list[tuple[str, Any]]:
-        if caller.fatal is not None:
-            raise caller.fatal
-        prompt, untrusted = questions[i]
-        return [(judge.endpoint, partial(caller.call, judge, prompt, untrusted)) for judge in judges]
-
+    session = JudgingSession.open(client, panel, CallSettings.from_args(args, **knobs))
     records: list[dict[str, Any]] = [{} for _ in questions]
-    for i, outcomes in fanout.run(range(len(questions)), calls):
-        records[i] = note_record(str(i), judges, outcomes, masked).to_dict()
+    for i, record in session.judge([str(i) for i in range(len(questions))], lambda i: session.calls(questions[i])):
+        records[i] = record.to_dict()
     return records

@@ -31,7 +31,7 @@ from sklearn.metrics import cohen_kappa_score
 from helm_mtsamples_ext.common.rubric import MAX_SCORE, MIN_SCORE
 from helm_mtsamples_ext.report import evidence
 from helm_mtsamples_ext.report.stats import BootstrapSettings, mean_ci
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 
 def _quiet(statistic: Callable[[np.ndarray, np.ndarray], float]) -> Callable[[np.ndarray, np.ndarray], float]:
@@ -50,7 +50,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rank correlation; NaN below two answers or when either side is constant."""
     if x.size < 2:
         return np.nan
-    return float(stats.spearmanr(settled(x), settled(y)).statistic)
+    return float(stats.spearmanr(rounded_for_ranks(x), rounded_for_ranks(y)).statistic)
 
 
 @_quiet
@@ -58,7 +58,7 @@ def kendall(x: np.ndarray, y: np.ndarray) -> float:
     """Kendall's tau-b between two rankings (of models); NaN below two items or when either side is constant."""
     if x.size < 2:
         return np.nan
-    return float(stats.kendalltau(settled(x), settled(y)).statistic)
+    return float(stats.kendalltau(rounded_for_ranks(x), rounded_for_ranks(y)).statistic)
 
 
 @_quiet
@@ -77,7 +77,7 @@ def quadratic_kappa(x: np.ndarray, y: np.ndarray) -> float:
 
 def constant(values: np.ndarray) -> bool:
     """One value (to 9 places) for every answer: nothing to agree or disagree about."""
-    values = settled(np.asarray(values, dtype=float))
+    values = rounded_for_ranks(np.asarray(values, dtype=float))
     return bool(values.size == 0 or np.all(values == values[0]))
 
 

@@ -23,7 +23,7 @@ from scipy import stats
 from helm_mtsamples_ext.data.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
 from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 REFERENCE, SHUFFLED, TRUNCATED, PADDED = CONTROL_KINDS
 PANEL = "(panel)"
@@ -106,7 +106,7 @@ def control_rewards(instances: pd.DataFrame) -> pd.DataFrame:
     rewards = pd.concat([panel, judges], ignore_index=True).dropna(subset=["reward"])
     # Rewards are means of score/5: equal on paper, (0.8 + 0.4) / 2 and 0.6 differ in the last bit. Settled, they
     # tie in the AUROC and their difference is exactly 0, so float noise never decides a verdict.
-    return rewards.assign(reward=settled(rewards["reward"]))
+    return rewards.assign(reward=rounded_for_ranks(rewards["reward"]))
 
 
 def _paired(wide: pd.DataFrame, kind: str) -> tuple[np.ndarray, np.ndarray]:

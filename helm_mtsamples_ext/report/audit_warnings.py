@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from helm_mtsamples_ext.report.audit import PANEL, REFERENCE, control_kind, shown_blind
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 PANEL_AUROC = "panel_auroc"
 """leaderboard.csv's column: the AUROC of the model's panel (its `(panel)` row in judge_audit.csv)."""
@@ -50,7 +50,7 @@ def above_ceiling(board: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
     ceilings = rows.loc[kinds == REFERENCE, ["panel", "extraction", "reward"]].rename(columns={"reward": "ceiling"})
     models = rows.loc[kinds == "", ["panel", "extraction", "model", "reward"]]
     joined = models.merge(ceilings.dropna(), on=["panel", "extraction"])
-    found = joined[settled(joined["reward"]) > settled(joined["ceiling"])]
+    found = joined[rounded_for_ranks(joined["reward"]) > rounded_for_ranks(joined["ceiling"])]
     return found[["panel", "model", "reward", "ceiling"]].reset_index(drop=True)
 
 

@@ -38,7 +38,7 @@ from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.report.render import terminal_leaderboard
 from helm_mtsamples_ext.report.review import nothing_to_rate
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.report.suite import load_suite
+from helm_mtsamples_ext.report.suite import load_suite, report_path, suite_path
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
 
 
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 1
-    suite_dir = Path(args.output_path) / "runs" / args.suite
+    suite_dir = suite_path(args.output_path, args.suite)
     if not suite_dir.is_dir():
         print(f"error: no suite directory {suite_dir} (check --suite and -o/--output-path)", file=sys.stderr)
         return 1
@@ -140,7 +140,7 @@ def _report(
     tables = build_tables(data.instances, settings, ratings, prices)
     for judge in unpriced(data.instances, prices) if prices else []:
         progress.say(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing")
-    out: Path = args.out or Path(args.output_path) / "mtsamples_report" / args.suite
+    out: Path = args.out or report_path(args.output_path, args.suite)
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
     sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
     if args.rating_sample is not None and answers_table(data.instances).empty:

@@ -34,7 +34,7 @@ from helm_mtsamples_ext.common.record import FAILED, REPORTED_MODEL, STATUS, SYS
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, normalise_score
 from helm_mtsamples_ext.report.evidence import MINIMUMS, too_few
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 K = TypeVar("K", bound=Hashable)
 
@@ -167,7 +167,7 @@ def _interval(values: list[float], settings: BootstrapSettings) -> tuple[float |
         return (None, None)
     array = np.array(values, dtype=float)
     spread = float(array.std(ddof=1)) / np.sqrt(array.size)
-    if settled(spread) == 0:
+    if rounded_for_ranks(spread) == 0:
         return (None, None)
     half = float(stats.t.ppf(0.5 + settings.confidence / 2, array.size - 1)) * spread
     return (float(array.mean()) - half, float(array.mean()) + half)
@@ -178,12 +178,12 @@ def _reading(changes: list[float], low: float | None, high: float | None) -> str
     short = too_few(len(changes), "answers")
     if short:
         return short
-    if len({settled(c) for c in changes}) == 1:  # every answer moved by the same amount: no spread, no interval
-        change = settled(changes[0])
+    if len({rounded_for_ranks(c) for c in changes}) == 1:  # every answer moved alike: no spread, no interval
+        change = rounded_for_ranks(changes[0])
         return "no change" if change == 0 else f"{'kinder' if change > 0 else 'harsher'} now on every answer"
-    if low is not None and high is not None and settled(low) > 0:
+    if low is not None and high is not None and rounded_for_ranks(low) > 0:
         return "kinder now"
-    if low is not None and high is not None and settled(high) < 0:
+    if low is not None and high is not None and rounded_for_ranks(high) < 0:
         return "harsher now"
     return "no change beyond its noise"
 

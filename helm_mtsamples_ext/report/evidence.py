@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class Minimums:
 
     max_tied_resample_share: float = 0.5
     """The largest share of bootstrap resamples whose statistic equals the point estimate exactly (after
-    ties.settled) that still gives an interval. When most resamples tie, the interval's width comes
+    ties.rounded_for_ranks) that still gives an interval. When most resamples tie, the interval's width comes
     from the few that do not, and a zero or near-zero width says nothing about the population."""
 
 
@@ -74,7 +74,7 @@ def constant(name: str, values: Iterable[float]) -> str | None:
     convention), and its bootstrap interval has zero width. NaNs are ignored; no values counts as
     constant too (there is nothing to compare).
     """
-    distinct = {settled(float(v)) for v in values if v == v}
+    distinct = {rounded_for_ranks(float(v)) for v in values if v == v}
     if len(distinct) <= 1:
         return f"{name} gave one score to every answer: no information"
     return None
@@ -82,14 +82,14 @@ def constant(name: str, values: Iterable[float]) -> str | None:
 
 def mostly_tied(resamples: Iterable[float], point: float | None = None) -> str | None:
     """ "most bootstrap resamples tie: no interval" when more than the allowed share of ``resamples``
-    equal ``point`` (by default their most common value) after ties.settled; None otherwise."""
-    values = [settled(float(v)) for v in resamples if v == v]
+    equal ``point`` (by default their most common value) after ties.rounded_for_ranks; None otherwise."""
+    values = [rounded_for_ranks(float(v)) for v in resamples if v == v]
     if not values:
         return "most bootstrap resamples tie: no interval"
     if point is None:
         target = max(set(values), key=values.count)
     else:
-        target = settled(float(point))
+        target = rounded_for_ranks(float(point))
     share = sum(v == target for v in values) / len(values)
     if share > MINIMUMS.max_tied_resample_share:
         return "most bootstrap resamples tie: no interval"

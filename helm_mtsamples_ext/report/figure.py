@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 
 def wrap_name(name: str, width: int = 28) -> str:
@@ -68,7 +68,7 @@ def _mark_above_ceiling(left: Axes, rows: pd.DataFrame, controls: pd.DataFrame, 
     if ceiling.empty:
         return
     for reward, pos in zip(rows["reward"].to_numpy(dtype=float), y, strict=True):
-        if not np.isnan(reward) and settled(reward) > settled(float(ceiling.max())):
+        if not np.isnan(reward) and rounded_for_ranks(reward) > rounded_for_ranks(float(ceiling.max())):
             left.plot([reward], [pos], marker="o", markersize=11, markerfacecolor="none", color="tab:red")
             left.annotate(ABOVE_CEILING, (reward, pos), xytext=(0, -13), textcoords="offset points", ha="center",
                           fontsize=8, color="tab:red", fontweight="bold")  # fmt: skip

@@ -38,7 +38,7 @@ from helm_mtsamples_ext.report.ceiling import Ceiling, Drawn, ceiling_stats, sha
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.medhelm_pairs import medhelm_baseline
 from helm_mtsamples_ext.report.stats import KEYS, BootstrapSettings, mean_ci
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 from helm_mtsamples_ext.scoring.reward import ordinal_alpha, ratings_matrix
 
 PANEL_ROW = "(panel)"
@@ -80,7 +80,7 @@ def compare(
 def _no_zero_width(found: tuple[float, float, float]) -> tuple[float, float, float]:
     """An interval of zero width (every answer differs by the same amount) reads as certainty: none is given."""
     value, low, high = found
-    return (value, np.nan, np.nan) if settled(low) == settled(high) else found
+    return (value, np.nan, np.nan) if rounded_for_ranks(low) == rounded_for_ranks(high) else found
 
 
 def _no_information(name: str, x: np.ndarray, y: np.ndarray) -> str:

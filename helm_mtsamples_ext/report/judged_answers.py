@@ -4,8 +4,8 @@ The recheck (``python -m helm_mtsamples_ext.recheck``) must ask each judge what 
 answer as the judges read it (the run's own ``use_think`` and ``answer_cap``, read from run_spec.json, an earlier
 release's included, through ``RunEntryArgs``) and the reference, with the run's ``judge_prompt`` style, from which
 judges/recheck_calls.py builds the prompt exactly as the annotator does; the run's panel and call settings travel
-with it. Only runs judged by our annotator are
-read (HELM's built-in jury keeps no panel to ask again). Reading only: nothing here writes.
+with it. The suite is read by suite.py (which runs are ours, where they are); only runs judged by our
+annotator are kept (HELM's built-in jury keeps no panel to ask again). Reading only: nothing here writes.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.answer import answer_text
 from helm_mtsamples_ext.common.answer_cap import judged_answer
-from helm_mtsamples_ext.common.panel import OUR_ANNOTATOR, JudgeSpec, panel_from_args
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, RESERVED_KEYS
+from helm_mtsamples_ext.common.panel import JudgeSpec, panel_from_args
+from helm_mtsamples_ext.common.record import RESERVED_KEYS
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.report.drift import Said, draw_sample
-from helm_mtsamples_ext.report.suite import NOT_RUNS, is_ours
+from helm_mtsamples_ext.report.suite import RunProblem, our_annotator_args, our_run_spec, run_dirs
 
 CALL_KNOBS = ("max_tokens", "retry_base")
 """Annotator arguments that are not run-entry arguments (CallSettings knobs), used as stored when present."""
@@ -75,16 +76,9 @@ def _read(path: Path) -> Any:
         raise SuiteUnreadable(f"{path} cannot be read ({error}); re-run the suite or remove that run") from None
 
 
-def _annotator_args(run_spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for spec in run_spec.get("annotators") or []:
-        if spec.get("class_name") == OUR_ANNOTATOR and (spec.get("args") or {}).get("judges"):
-            return dict(spec["args"])
-    return None
-
-
 def _answer(state: Mapping[str, Any], args: RunEntryArgs, run: str) -> JudgedAnswer | None:
     """The request state as a judged answer, or None when no judge scored it (unjudged, empty, not annotated)."""
-    record = (state.get("annotations") or {}).get(ANNOTATION_KEY)
+    record = (state.get("annotations") or {}).get(names.ANNOTATION_KEY)
     if not isinstance(record, Mapping):
         return None
     before = {str(k): v for k, v in record.items() if k not in RESERVED_KEYS and isinstance(v, Mapping)}
@@ -102,11 +96,12 @@ def _answer(state: Mapping[str, Any], args: RunEntryArgs, run: str) -> JudgedAns
 def read_run(run_dir: Path) -> JudgedRun | None:
     """One run's judged answers; None for a run that is not ours or that our annotator did not judge."""
     spec_path = run_dir / "run_spec.json"
-    if not spec_path.is_file():
-        return None
-    run_spec = _read(spec_path)
-    stored = _annotator_args(run_spec) if is_ours(run_spec) else None
-    if stored is None:
+    try:
+        run_spec = our_run_spec(run_dir)
+    except RunProblem as problem:
+        raise SuiteUnreadable(f"{spec_path}: {problem}; re-run the suite or remove that run") from None
+    stored = our_annotator_args(run_spec) if run_spec is not None else None
+    if run_spec is None or stored is None:
         return None
     try:
         panel = tuple(panel_from_args(stored["judges"]))
@@ -127,7 +122,7 @@ def judged_runs(suite_dir: Path) -> list[JudgedRun]:
     """Every run of the suite our annotator judged, in directory order (a run without scenario_state.json, still
     running or crashed, is an error: its answers cannot be asked about)."""
     runs = []
-    for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir() and p.name not in NOT_RUNS):
+    for run_dir in run_dirs(suite_dir):
         run = read_run(run_dir)
         if run is not None:
             runs.append(run)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Ranks:
     """Mid-ranks of each rater's values under any weights: scipy's ties-averaged ranks of the drawn rows."""
 
     def __init__(self, rater: np.ndarray, values: np.ndarray) -> None:
-        self.group, self.group_rater, self.first_group = _midranks(rater, settled(values))
+        self.group, self.group_rater, self.first_group = _midranks(rater, rounded_for_ranks(values))
 
     def varies(self, weights: np.ndarray, n_raters: int) -> np.ndarray:
         """Per rater: more than one value (to 9 places) among the drawn ratings (agreement.constant's negation)."""

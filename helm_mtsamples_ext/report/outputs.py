@@ -17,10 +17,9 @@ from helm_mtsamples_ext.common.atomic import whole_directory
 from helm_mtsamples_ext.common.log import hlog
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
-from helm_mtsamples_ext.report.cells import write_csv
 from helm_mtsamples_ext.report.cost import cost_markdown
+from helm_mtsamples_ext.report.csv_safe import write_csv
 from helm_mtsamples_ext.report.figure import write_figure
-from helm_mtsamples_ext.report.judge_versions import judge_versions
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
@@ -93,8 +92,7 @@ def _write_files(
     audit = tables["judge_audit"]
     if not audit.empty:  # only a suite with control runs has an audit
         write_csv(audit, out / "judge_audit.csv")
-    versions = judge_versions(tables["instances"])
-    write_csv(versions, out / "judge_versions.csv")
+    write_csv(tables["judge_versions"], out / "judge_versions.csv")
     if "judge_human_agreement" in tables:
         write_csv(tables["judge_human_agreement"], out / "judge_human_agreement.csv")
     step("figure")

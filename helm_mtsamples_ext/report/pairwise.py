@@ -7,9 +7,9 @@ r drew each of the pair's n notes. scipy draws its resample from a fresh generat
 (`rng.integers(0, n, (n_resamples, n))`), so every pair over n notes already shared that draw: here it is made
 once per note count and multiplied with every such pair's differences in one matrix product. The numbers are
 `stats.paired_difference`'s, pair by pair, up to the order of float sums (tests/report/test_pairwise.py checks
-that): the mean difference on settled rewards, the expanded percentile interval (stats.expansion), the win share
-with a tied resample counting half, and evidence.py's minimums (no interval nor share below `notes_for_verdict`
-notes, no interval when more than `max_tied_resample_share` of the resamples tie).
+that): the mean difference on rewards rounded for ranks, the expanded percentile interval (stats.expansion), the
+win share with a tied resample counting half, and evidence.py's minimums (no interval nor share below
+`notes_for_verdict` notes, no interval when more than `max_tied_resample_share` of the resamples tie).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from scipy import stats
 from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.stats import BootstrapSettings, widened
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 PAIR_KEYS = ["panel", "model_a", "model_b"]
 COLUMNS = [*PAIR_KEYS, "n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high"]
@@ -65,7 +65,7 @@ def bootstrap_differences(
     n = diffs.shape[0]
     counts = resample_counts(n, n_resamples, seed)
     raw_points = diffs.mean(axis=0)
-    points = settled(raw_points)
+    points = rounded_for_ranks(raw_points)
     alpha = (1 - confidence) / 2
     parts = []
     for start in range(0, diffs.shape[1], PAIRS_PER_PRODUCT):
@@ -75,7 +75,7 @@ def bootstrap_differences(
         low, high = widened(raw_points[start : start + PAIRS_PER_PRODUCT], low, high, n, confidence)
         low, high = np.maximum(low, chunk.min(axis=0)), np.minimum(high, chunk.max(axis=0))  # as stats.mean_ci
         spread = means.std(axis=0, ddof=1)
-        means = settled(means)
+        means = rounded_for_ranks(means)
         share = ((means > 0) + 0.5 * (means == 0)).mean(axis=0)
         tied = (means == points[start : start + PAIRS_PER_PRODUCT]).mean(axis=0) > MINIMUMS.max_tied_resample_share
         parts.append((low, high, share, tied, spread))
@@ -115,7 +115,7 @@ def _panel_pairs(panel: str, models: list[str], rewards: np.ndarray, settings: B
     both = ~np.isnan(rewards[:, a]) & ~np.isnan(rewards[:, b])
     n_notes = both.sum(axis=0)
     counted = np.where(n_notes > 0, n_notes, np.nan)
-    steady = settled(np.nan_to_num(rewards))
+    steady = rounded_for_ranks(np.nan_to_num(rewards))
     diffs = np.where(both, steady[:, a] - steady[:, b], 0.0)
     table = pd.DataFrame(
         {

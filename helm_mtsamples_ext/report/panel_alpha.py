@@ -5,7 +5,8 @@ little, so it sits near 0 even when the judges agree well on which answers are g
 the panel's reliability, so the board also gives that: `panel_alpha_<dim>`, Krippendorff's alpha (ordinal,
 `scoring.ordinal_alpha`) over every answer (model x note) of the panel's models under test. Control runs are left
 out, so the number is about real answers; a shuffled or reference control would make agreement look easy.
-HELM cannot hold this figure: its stats belong to one run, and this one spans runs.
+HELM cannot hold this figure: its stats belong to one run, and this one spans runs. tables.py computes it once
+(``panel_alpha_table``); the leaderboard's columns and report.md's lines are read from that table.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ ANSWERS_COLUMN = "panel_alpha_answers"
 """Answers (model x note, models under test) that two or more judges scored: what the panel's alpha is over."""
 
 NO_REAL_ANSWERS = "no judged answer of a model under test (control runs are left out)"
+TABLE_COLUMNS = ["panel", "dimension", "alpha", "answers", "reason"]
+"""One row per (panel, dimension): the alpha (NaN when undefined), the answers it is over, why it is undefined."""
 
 
 def panel_alphas(instances: pd.DataFrame) -> dict[str, dict[str, AlphaResult]]:
@@ -41,17 +44,28 @@ def panel_alphas(instances: pd.DataFrame) -> dict[str, dict[str, AlphaResult]]:
     return result
 
 
-def with_panel_alpha(board: pd.DataFrame, instances: pd.DataFrame) -> pd.DataFrame:
+def panel_alpha_table(instances: pd.DataFrame) -> pd.DataFrame:
+    """``panel_alphas`` as a table (TABLE_COLUMNS), the one computation the leaderboard and report.md read."""
+    rows = [
+        (panel, dim, np.nan if a.value is None else a.value, a.pairable_notes, a.reason if a.value is None else "")
+        for panel, by_dim in panel_alphas(instances).items()
+        for dim, a in by_dim.items()
+    ]
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
+
+
+def with_panel_alpha(board: pd.DataFrame, alphas: pd.DataFrame) -> pd.DataFrame:
     """The leaderboard with `panel_alpha_<dim>` and `panel_alpha_answers` right after its within-model alphas; every
-    row of a panel (its controls too) shows the same panel figure."""
-    alphas = panel_alphas(instances)
+    row of a panel (its controls too) shows the same panel figure. ``alphas``: ``panel_alpha_table``'s."""
+    keyed = zip(alphas["panel"], alphas["dimension"], alphas["alpha"], strict=True)
+    by_key = {(str(p), str(d)): float(a) for p, d, a in keyed}
+    most = alphas.groupby("panel")["answers"].max().to_dict() if not alphas.empty else {}
 
     def value(panel: str, dim: str) -> float:
-        found = alphas.get(panel, {}).get(dim)
-        return np.nan if found is None or found.value is None else found.value
+        return by_key.get((str(panel), dim), np.nan)
 
     def answers(panel: str) -> int:
-        return max((a.pairable_notes for a in alphas.get(panel, {}).values()), default=0)
+        return int(most.get(panel, 0))
 
     added = {f"panel_alpha_{dim}": [value(p, dim) for p in board["panel"]] for dim in DIMENSIONS}
     added[ANSWERS_COLUMN] = [answers(p) for p in board["panel"]]
@@ -74,13 +88,16 @@ def _within_text(values: pd.Series) -> str:
     return _alpha_text(low) if np.isclose(low, high) else f"{low:.2f} to {high:.2f}"
 
 
-def panel_alpha_markdown(board: pd.DataFrame, instances: pd.DataFrame | None = None) -> list[str]:
+def panel_alpha_markdown(board: pd.DataFrame, alphas: pd.DataFrame | None = None) -> list[str]:
     """report.md's judge-agreement lines under the leaderboard: per panel, alpha across its answers, and the range of
-    the within-one-model figure the leaderboard shows, each named for what it is. With the instances, an undefined
-    panel alpha says why."""
+    the within-one-model figure the leaderboard shows, each named for what it is. With ``panel_alpha_table``'s
+    table, an undefined panel alpha says why."""
     if ANSWERS_COLUMN not in board or board.empty:
         return []
-    reasons = panel_alphas(instances) if instances is not None else {}
+    reasons: dict[str, set[str]] = {}
+    for panel, reason in zip(alphas["panel"], alphas["reason"], strict=True) if alphas is not None else ():
+        if reason:
+            reasons.setdefault(str(panel), set()).add(str(reason))
     lines = [
         "**Judge agreement** (Krippendorff's alpha, ordinal; 1 is perfect agreement, 0 is chance). *Across the "
         "panel's answers*: every answer of the models under test (controls left out), the panel's reliability "
@@ -94,7 +111,7 @@ def panel_alpha_markdown(board: pd.DataFrame, instances: pd.DataFrame | None = N
         across = ", ".join(f"{dim} {_alpha_text(first[f'panel_alpha_{dim}'])}" for dim in DIMENSIONS)
         real = rows[rows["model"].map(control_kind) == ""]
         within = ", ".join(f"{dim} {_within_text(real[f'alpha_{dim}'])}" for dim in DIMENSIONS)
-        why = sorted({r.reason for r in reasons.get(panel, {}).values() if r.value is None and r.reason})
+        why = sorted(reasons.get(str(panel), set()))
         because = f" (n/a: {'; '.join(why)})" if why else ""
         lines.append(
             f"- Panel `{panel}`: across the panel's {int(first[ANSWERS_COLUMN])} answers: {across}{because}; "

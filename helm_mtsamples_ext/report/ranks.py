@@ -22,7 +22,7 @@ import pandas as pd
 from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.pairwise import ranking_notes, resample_counts
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 RANK_COLUMNS = ["rank_low", "rank_high", "ranked_reward", "n_ranked_notes"]
 
@@ -31,7 +31,7 @@ def _rank_interval(rewards: np.ndarray, settings: BootstrapSettings) -> tuple[np
     """(low, high) per column of ``rewards`` (notes x models, complete): competition ranks (1 + models strictly
     ahead) in every resample of the shared draw, their percentile interval."""
     n = rewards.shape[0]
-    means = settled(resample_counts(n, settings.n_resamples, settings.seed) @ rewards / n)
+    means = rounded_for_ranks(resample_counts(n, settings.n_resamples, settings.seed) @ rewards / n)
     ranks = 1 + (means[:, None, :] > means[:, :, None]).sum(axis=2)
     alpha = (1 - settings.confidence) / 2
     low, high = np.quantile(ranks, [alpha, 1 - alpha], axis=0, method="inverted_cdf")
@@ -45,7 +45,7 @@ def _panel(rows: pd.DataFrame, notes: pd.DataFrame, settings: BootstrapSettings)
     wide = wide.loc[ranking_notes(wide)]
     ranked = wide.mean(axis=0)
     rows = rows.assign(ranked_reward=ranked.reindex(models).to_numpy(), n_ranked_notes=len(wide))
-    rows = rows.assign(_settled=settled(rows["ranked_reward"]))
+    rows = rows.assign(_settled=rounded_for_ranks(rows["ranked_reward"]))
     rows = rows.sort_values(["_settled", "model"], ascending=[False, True], na_position="last").drop(columns="_settled")
     rows = rows.assign(rank=np.arange(1, len(rows) + 1), rank_low=np.nan, rank_high=np.nan)
     complete = [m for m in rows["model"] if wide[m].notna().all()] if len(wide) else []

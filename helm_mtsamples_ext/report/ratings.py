@@ -33,7 +33,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.common.outside_text import encodable_text
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
-from helm_mtsamples_ext.report.cells import restore
+from helm_mtsamples_ext.report.csv_safe import restore
 from helm_mtsamples_ext.report.rater_names import lookalike_groups, rater_key, shown_name
 
 COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")

@@ -1,50 +1,24 @@
 """How the report reads as text: the terminal leaderboard and report.md.
 
-Numbers become strings in one place, so the terminal and report.md show the same rounding, and a missing
-reward reads "missing", never 0. The figure is figure.py's.
+Numbers become strings in report_text.py, so the terminal and report.md show the same rounding; the pairwise
+section is pairwise_render.py's, the figure figure.py's. Nothing here computes a figure: each is read from the
+tables tables.py built.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.common.outside_text import markdown, terminal
+from helm_mtsamples_ext.common.outside_text import markdown
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
-from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied, too_few
-from helm_mtsamples_ext.report.pairwise import CONTROL
+from helm_mtsamples_ext.report.evidence import MINIMUMS
+from helm_mtsamples_ext.report.pairwise_render import pairwise_markdown
 from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
+from helm_mtsamples_ext.report.report_text import MISSING, intervals, markdown_table, num, percent
 from helm_mtsamples_ext.report.self_preference import self_preference_markdown
-
-MISSING = "missing"
-"""Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""
-
-
-def _num(value: float, digits: int = 3, missing: str = MISSING) -> str:
-    return missing if pd.isna(value) else f"{value:.{digits}f}"
-
-
-def _ci(low: float, high: float) -> str:
-    return "n/a" if pd.isna(low) or pd.isna(high) else f"[{low:.3f}, {high:.3f}]"
-
-
-def _percent(value: float) -> str:
-    return "n/a" if pd.isna(value) else f"{100 * value:.1f}%"
-
-
-def _blank_ci(n: int) -> str:
-    """Why the CSV's interval is blank: too few notes, or (with enough) a bootstrap whose resamples mostly tie."""
-    return too_few(n) or mostly_tied([]) or "n/a"
-
-
-def _cis(lows: pd.Series, highs: pd.Series, counts: pd.Series) -> list[str]:
-    """Intervals as text; a blank one says why (evidence.py's words), never a zero-width interval."""
-    return [
-        _blank_ci(int(n)) if pd.isna(lo) or pd.isna(hi) else _ci(lo, hi)
-        for lo, hi, n in zip(lows, highs, counts, strict=True)
-    ]
 
 
 def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
@@ -58,14 +32,14 @@ def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:
                 for lo, hi in zip(board["rank_low"], board["rank_high"], strict=True)
             ],
             "model": board["model"],
-            "reward": board["reward"].map(_num),
-            "failed at min": board[BOUNDED].map(_num) if BOUNDED in board else MISSING,
-            "95% CI": _cis(board["reward_ci_low"], board["reward_ci_high"], board["n_judged"]),
-            **{dim: board[dim].map(lambda v: _num(v, 2)) for dim in DIMENSIONS},
+            "reward": board["reward"].map(num),
+            "failed at min": board[BOUNDED].map(num) if BOUNDED in board else MISSING,
+            "95% CI": intervals(board["reward_ci_low"], board["reward_ci_high"], board["n_judged"]),
+            **{dim: board[dim].map(lambda v: num(v, 2)) for dim in DIMENSIONS},
             "judged": board["n_judged"].astype(str) + "/" + board["n_notes"].astype(str),
-            "judge failures": board["judge_failure_rate"].map(_percent),
+            "judge failures": board["judge_failure_rate"].map(percent),
             "alpha within model (acc/comp/clar)": board[[f"alpha_{d}" for d in DIMENSIONS]].apply(
-                lambda row: " / ".join(_num(v, 2, "n/a") for v in row), axis=1
+                lambda row: " / ".join(num(v, 2, "n/a") for v in row), axis=1
             ),
         }
     )
@@ -83,104 +57,9 @@ def terminal_leaderboard(board: pd.DataFrame) -> str:
     )
 
 
-def markdown_table(table: pd.DataFrame) -> str:
-    """A GitHub markdown table (pandas' to_markdown needs tabulate, which is not a dependency)."""
-    cells = table.astype(str).map(lambda text: terminal(text).replace("<", "&lt;").replace("|", "\\|"))
-    lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + "---|" * len(table.columns)]
-    lines += ["| " + " | ".join(row) + " |" for row in cells.itertuples(index=False)]
-    return "\n".join(lines)
-
-
-PAIRWISE_READING = (
-    "Each pair on the notes judged for every model of its panel (the notes the ranks read). *Separated (Holm)* is "
-    "the verdict to read: a panel of many pairs has some 95% intervals excluding 0 by chance alone (16 equal models, "
-    "120 pairs: some pair in 9 suites of 10), so each pair's normal p-value from the shared resamples is corrected "
-    "by Holm's step-down method over the panel's pairs of models under test, controls left out. `pairwise.csv` has "
-    "the pair's own verdict (`separated`) beside it. *Resamples with A ahead* is the share of bootstrap resamples in "
-    "which A's mean is higher (a tie counting half): a description of the resampling, not the probability that A "
-    "is better."
-)
-
-ALL_PAIRS_UP_TO = 8
-"""report.md lists every pair of a panel up to this many models (28 pairs); past it, each model against the next
-one down, and pairwise.csv keeps every pair. A reader asks "is #3 really above #4?"; 2,016 rows at 64 models
-answer no question a reader asks (and made report.md 198 KB)."""
-
-
-def _pairwise_display(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Pairs as strings; with rank_a and rank_b (adjacent ranks), a "ranks" column "#3 vs #4" after the panel."""
-    display = pd.DataFrame(
-        {
-            "panel": pairs["panel"],
-            "A": pairs["model_a"],
-            "B": pairs["model_b"],
-            "notes": pairs["n_notes"],
-            "A - B": pairs["difference"].map(_num),
-            "95% CI": _cis(pairs["ci_low"], pairs["ci_high"], pairs["n_notes"]),
-            "resamples with A ahead": [
-                too_few(int(n)) or _percent(share)
-                for share, n in zip(pairs["share_resamples_a_ahead"], pairs["n_notes"], strict=True)
-            ],
-            "separated (Holm)": pairs["separated_holm"].replace("", "n/a"),
-        }
-    )
-    if "rank_a" in pairs:
-        display.insert(1, "ranks", [f"#{a} vs #{b}" for a, b in zip(pairs["rank_a"], pairs["rank_b"], strict=True)])
-    return display
-
-
-def _summary(panel: str, n_models: int, pairs: pd.DataFrame, adjacent: pd.DataFrame | None) -> str:
-    """One line per panel: how many of its pairs of models under test are separated after Holm's correction, how
-    many by their own interval alone, how many have none; controls out of every count."""
-    counted = pairs[pairs["separated_holm"] != CONTROL]
-    holm, own = int((counted["separated_holm"] == "yes").sum()), int((counted["separated"] == "yes").sum())
-    blank = int((counted["separated"] == "").sum())
-    line = (
-        f"- Panel `{panel}`, {n_models} models: {len(pairs):,} pairs in `pairwise.csv`; of its {len(counted):,} "
-        f"pairs of models under test (controls left out), {holm:,} separated after Holm's correction for "
-        f"{len(counted) - blank:,} comparisons ({own:,} by their own 95% interval alone), {blank:,} without an "
-        "interval."
-    )
-    if adjacent is not None:
-        adjacent = adjacent[adjacent["separated_holm"] != CONTROL]
-        apart = int((adjacent["separated_holm"] == "yes").sum())
-        line += f" Adjacent ranks separated after correction: {apart} of {len(adjacent)}."
-    return line
-
-
-def pairwise_markdown(pairs: pd.DataFrame, board: pd.DataFrame) -> list[str]:
-    """report.md's "Pairwise comparisons": every pair of a panel of up to ALL_PAIRS_UP_TO models; past that, a
-    summary line and adjacent ranks only (is #3 really above #4?), so the section grows with the models, not with
-    their square. pairwise.csv keeps every pair."""
-    lines = ["## Pairwise comparisons", ""]
-    if pairs.empty:
-        return [*lines, "No pair of models shares a judge panel, so there is nothing to compare."]
-    lines += [PAIRWISE_READING, ""]
-    sizes = board.groupby("panel")["model"].size()
-    if not (sizes > ALL_PAIRS_UP_TO).any():
-        summaries = [_summary(str(p), int(sizes[p]), rows, None) for p, rows in pairs.groupby("panel", sort=False)]
-        return [*lines, *summaries, "", markdown_table(_pairwise_display(pairs))]
-    ranks = board[["panel", "model", "rank"]]
-    for side in ("a", "b"):
-        named = ranks.rename(columns={"model": f"model_{side}", "rank": f"rank_{side}"})
-        pairs = pairs.merge(named, on=["panel", f"model_{side}"], how="left")
-    large = pairs["panel"].map(sizes) > ALL_PAIRS_UP_TO
-    adjacent = pairs["rank_b"] == pairs["rank_a"] + 1
-    for panel, rows in pairs.groupby("panel", sort=False):
-        next_down = rows[rows["rank_b"] == rows["rank_a"] + 1] if sizes[panel] > ALL_PAIRS_UP_TO else None
-        lines.append(_summary(str(panel), int(sizes[panel]), rows, next_down))
-    lines += [
-        f"- Below: every pair of a panel of up to {ALL_PAIRS_UP_TO} models; in a larger panel, each model against the "
-        "next one down.",
-        "",
-        markdown_table(_pairwise_display(pairs[~large | adjacent])),
-    ]
-    return lines
-
-
 def _specialty_display(specialty: pd.DataFrame) -> pd.DataFrame:
     cells = specialty.assign(
-        cell=[f"{_num(r)} (n={n})" for r, n in zip(specialty["reward"], specialty["n"], strict=True)]
+        cell=[f"{num(r)} (n={n})" for r, n in zip(specialty["reward"], specialty["n"], strict=True)]
     )
     wide = cells.pivot(index=["panel", "specialty"], columns="model", values="cell").fillna("")
     return wide[list(dict.fromkeys(specialty["model"]))].reset_index()
@@ -194,7 +73,7 @@ def _audit_display(audit: pd.DataFrame) -> pd.DataFrame:
         {
             "panel": audit["panel"],
             "judge": audit["judge"],
-            **{kind: audit[f"reward_{kind}"].map(lambda v: _num(v, 2, "n/a")) for kind in CONTROL_KINDS},
+            **{kind: audit[f"reward_{kind}"].map(lambda v: num(v, 2, "n/a")) for kind in CONTROL_KINDS},
             "AUROC": column("auroc", "auroc_ci_low", "auroc_ci_high", signed=False),
             "padded - reference": column("verbosity_bias", "verbosity_ci_low", "verbosity_ci_high"),
             "truncated - reference": column("completeness_sensitivity", "completeness_ci_low", "completeness_ci_high"),
@@ -260,7 +139,7 @@ def markdown_report(
         "",
         markdown_table(display_leaderboard(board)),
         "",
-        *panel_alpha_markdown(board, tables["instances"]),
+        *panel_alpha_markdown(board, tables.get("panel_alpha")),
         *(cost or []),
         *pairwise_markdown(pairs, board),
     ]

@@ -20,7 +20,7 @@ import pandas as pd
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound, answer_key, choose
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 FOLD_LINES = 4
 """Lines of a reference or answer shown before the rest is folded."""
@@ -114,10 +114,11 @@ def _number(value: object) -> float | None:
 def reward_spread(rewards: Iterable[float | None]) -> float | None:
     """max - min of the judges' rewards that exist; None when fewer than two judges counted.
 
-    Settled (ties.settled) so that equal spreads sort as equal (1.0 - 0.8 and 0.6 - 0.4 differ in the last bit).
+    Rounded (ties.rounded_for_ranks) so that equal spreads sort as equal (1.0 - 0.8 and 0.6 - 0.4 differ in the last
+    bit).
     """
     valid = [float(r) for r in rewards if not _missing(r)]  # type: ignore[arg-type]
-    return settled(max(valid) - min(valid)) if len(valid) >= 2 else None
+    return rounded_for_ranks(max(valid) - min(valid)) if len(valid) >= 2 else None
 
 
 def several_judges(instances: pd.DataFrame) -> bool:

@@ -11,8 +11,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.answer import first_completion
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, JudgeEntry, NoteRecord
+from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.data.sections import specialty_of
 from helm_mtsamples_ext.names import CORRECT_TAG
@@ -78,7 +79,7 @@ def answer_of(state: dict[str, Any]) -> str:
 
 def record_of(state: dict[str, Any]) -> NoteRecord | None:
     """Our annotation of a request state, as stored (None when the note was never annotated)."""
-    return NoteRecord.from_dict((state.get("annotations") or {}).get(ANNOTATION_KEY))
+    return NoteRecord.from_dict((state.get("annotations") or {}).get(names.ANNOTATION_KEY))
 
 
 def _tokens(entry: JudgeEntry | None, empty_answer: bool) -> dict[str, float]:

@@ -22,7 +22,7 @@ from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.evidence import too_few
 from helm_mtsamples_ext.report.self_preference_fit import Answers, fit
 from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 
 COLUMNS = ["panel", "judge", "family", "n_own", "n_other", "n_own_models", "n_other_models"]
 COLUMNS += ["self_preference", "ci_low", "ci_high", "reading"]
@@ -68,9 +68,9 @@ def _reading(lean: float, low: float, high: float, family: str, own: tuple[int, 
         return short
     if low != low:
         return "cannot tell: every model shows the same lean, no spread to give an interval"
-    if settled(low) > 0:
+    if rounded_for_ranks(low) > 0:
         return FAVOURS
-    if settled(high) < 0:
+    if rounded_for_ranks(high) < 0:
         return "harsher on its own family than the other judges are"
     return "no lean shown: the interval holds 0"
 

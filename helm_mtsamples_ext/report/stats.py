@@ -5,7 +5,7 @@ and failures arrive already decided by `scoring.score_note` (the metric's own ru
 `scoring.ordinal_alpha`, so report.md and HELM's stats cannot drift apart; this module only aggregates.
 Uncertainty is about the notes, so bootstraps resample notes, never individual judge calls. Below
 `evidence.MINIMUMS.notes_for_verdict` notes, or when most resamples tie, an interval is NaN (no interval), never a
-zero-width one; rank statistics (the ranking, win shares) compare rewards through `ties.settled`. The table of
+zero-width one; rank statistics (the ranking, win shares) compare rewards through `ties.rounded_for_ranks`. The table of
 every pair of models is pairwise.py's, which computes `paired_difference` for all pairs at once.
 """
 
@@ -21,7 +21,7 @@ from scipy import stats
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.evidence import MINIMUMS, mostly_tied
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 from helm_mtsamples_ext.scoring.reward import ordinal_alpha, ratings_matrix
 
 KEYS = ["panel", "model"]
@@ -136,7 +136,7 @@ def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[f
     """(mean difference, CI low, CI high, share of resamples where A beats B) from per-note differences A-B.
 
     Resampling the notes once for both models and differencing is the same as resampling the differences. A
-    resample whose mean difference is 0 (after `ties.settled`) is a tie and counts half to each model, so two
+    resample whose mean difference is 0 (after `ties.rounded_for_ranks`) is a tie and counts half to each model, so two
     models with equal rewards reached in different float orders share 50%. Below the minimum of notes there is
     no interval and no share (a verdict from 2 notes would be a coin toss read as a finding); when most
     resamples tie there is no interval, but the share (then near 50%) stays.
@@ -145,7 +145,7 @@ def paired_difference(diffs: np.ndarray, settings: BootstrapSettings) -> tuple[f
     if diffs.size < max(2, MINIMUMS.notes_for_verdict):
         return (mean, np.nan, np.nan, np.nan)
     low, high, means = _bootstrap_mean(diffs, settings)
-    means = settled(means)
+    means = rounded_for_ranks(means)
     share = float(np.mean((means > 0) + 0.5 * (means == 0)))
     if mostly_tied(means, point=mean):
         return (mean, np.nan, np.nan, share)
@@ -199,8 +199,8 @@ def leaderboard(instances: pd.DataFrame, notes: pd.DataFrame, settings: Bootstra
     )
     board = board.merge(_split(alphas, KEYS, [f"alpha_{dim}" for dim in DIMENSIONS]), on=KEYS, how="left")
 
-    # Ranked on settled rewards: equal rewards reached in different float orders tie, and the name breaks the tie.
-    board = board.assign(_settled=settled(board["reward"]))
+    # Ranked on rounded rewards: equal rewards reached in different float orders tie, and the name breaks the tie.
+    board = board.assign(_settled=rounded_for_ranks(board["reward"]))
     board = board.sort_values(["panel", "_settled", "model"], ascending=[True, False, True], na_position="last")
     board["rank"] = board.groupby("panel").cumcount() + 1
     columns = ["panel", "rank", "model", "reward", "reward_ci_low", "reward_ci_high", *DIMENSIONS]

@@ -1,8 +1,11 @@
 """Reading a suite: every run of ours in `<output>/runs/<suite>/`, as HELM's runner wrote it, into one table.
 
-A run is ours by its scenario, annotator or run group (names.py), so a suite mixing benchmarks is read for
-ours alone. A run directory that cannot be read (unfinished, half-written, an unexpected shape) is named in
-``SuiteData.problems`` and the others are still read: one broken run must not hide a suite's results.
+The one suite reader of the report, the recheck (judged_answers.py) and the schema: it builds a suite's paths
+(``suite_path``, ``report_path``), lists its run directories (``run_dirs``) and says which runs are ours
+(``our_run_spec``). A run is ours by its scenario, annotator or run group (names.py), so a suite mixing
+benchmarks is read for ours alone; its panel is found one way (``panel.panel_of``). A run directory that
+cannot be read (unfinished, half-written, an unexpected shape) is named in ``SuiteData.problems`` and the others
+are still read: one broken run must not hide a suite's results.
 """
 
 from __future__ import annotations
@@ -16,16 +19,33 @@ import pandas as pd
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.log import hlog
-from helm_mtsamples_ext.common.panel import OUR_ANNOTATOR, judge_families, panel_of
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.common.panel import judge_families, panel_of
+from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
 from helm_mtsamples_ext.report.stats import KEYS
 from helm_mtsamples_ext.scoring.verdict_view import suite_view
 
-OUR_SCENARIO = names.SCENARIO_CLASS
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
 """What a finished run has (HELM writes all of them at the very end of a run; a crash leaves some out)."""
 NOT_RUNS = {"eval_cache", "groups"}
+"""Directories HELM's runner writes beside the runs of a suite."""
+RUNS_DIR = "runs"
+REPORT_DIR = "mtsamples_report"
+
+
+def suite_path(output_path: str | Path, suite: str) -> Path:
+    """Where helm-run wrote ``suite`` under its ``-o``: ``<output_path>/runs/<suite>``."""
+    return Path(output_path) / RUNS_DIR / suite
+
+
+def report_path(output_path: str | Path, suite: str) -> Path:
+    """Where our commands write what they say about ``suite``: ``<output_path>/mtsamples_report/<suite>``."""
+    return Path(output_path) / REPORT_DIR / suite
+
+
+def run_dirs(suite: Path) -> list[Path]:
+    """The run directories of a suite directory, in name order (not HELM's ``eval_cache`` or ``groups``)."""
+    return sorted(p for p in suite.iterdir() if p.is_dir() and p.name not in NOT_RUNS)
 
 
 class RunProblem(Exception):
@@ -43,10 +63,27 @@ class SuiteData:
 def is_ours(run_spec: dict[str, Any]) -> bool:
     annotators = run_spec.get("annotators") or []
     return (
-        run_spec.get("scenario_spec", {}).get("class_name") == OUR_SCENARIO
-        or any(a.get("class_name") == OUR_ANNOTATOR for a in annotators)
-        or ANNOTATION_KEY in (run_spec.get("groups") or [])
+        run_spec.get("scenario_spec", {}).get("class_name") == names.SCENARIO_CLASS
+        or any(a.get("class_name") == names.ANNOTATOR_CLASS for a in annotators)
+        or names.ANNOTATION_KEY in (run_spec.get("groups") or [])
     )
+
+
+def our_run_spec(run_dir: Path) -> dict[str, Any] | None:
+    """The run_spec.json of a run of ours; None for a directory without one or another benchmark's run
+    (``RunProblem`` for one that is not JSON)."""
+    if not (run_dir / "run_spec.json").is_file():
+        return None
+    run_spec = _read_json(run_dir / "run_spec.json")
+    return run_spec if isinstance(run_spec, dict) and is_ours(run_spec) else None
+
+
+def our_annotator_args(run_spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments our annotator stored with its panel (``judges``); None for a run it did not judge."""
+    for spec in run_spec.get("annotators") or []:
+        if spec.get("class_name") == names.ANNOTATOR_CLASS and (spec.get("args") or {}).get("judges"):
+            return dict(spec["args"])
+    return None
 
 
 def panel_judges(run_spec: dict[str, Any], states: list[dict[str, Any]]) -> list[str]:
@@ -91,10 +128,10 @@ class OpenRun:
 
 def open_run(run_dir: Path) -> OpenRun | None:
     """One run directory read and checked; None if the run is not an mtsamples_procedures run."""
-    if not (run_dir / "run_spec.json").is_file() and not run_dir.name.startswith(ANNOTATION_KEY):
-        return None
-    run_spec = _read_json(run_dir / "run_spec.json")
-    if not is_ours(run_spec):
+    if not (run_dir / "run_spec.json").is_file() and run_dir.name.startswith(names.ANNOTATION_KEY):
+        raise RunProblem("run_spec.json is missing (run unfinished?)")
+    run_spec = our_run_spec(run_dir)
+    if run_spec is None:
         return None
     files = {name: _read_json(run_dir / name) for name in RUN_FILES[1:]}
     try:
@@ -139,7 +176,7 @@ def load_suite(suite_dir: Path) -> SuiteData:
     """All readable runs of ours in a suite, plus a message naming each run directory that could not be read."""
     runs: list[OpenRun] = []
     problems: list[str] = []
-    for run_dir in sorted(p for p in suite_dir.iterdir() if p.is_dir() and p.name not in NOT_RUNS):
+    for run_dir in run_dirs(suite_dir):
         try:
             run = open_run(run_dir)
         except RunProblem as problem:

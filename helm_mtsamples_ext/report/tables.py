@@ -2,7 +2,8 @@
 
 One place builds every table (leaderboard, pairwise, specialties, the judge audit, and with clinicians'
 ratings the agreement tables), so `helm-mtsamples-report` and the schema's audit lines read the same
-numbers. Pure: a table in, tables out; writing them is outputs.py's.
+numbers, and each figure is computed once here (rendering formats what these tables hold). Pure: a table in,
+tables out; writing them is outputs.py's.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.human_agreement import human_tables
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.pairwise import pairwise
-from helm_mtsamples_ext.report.panel_alpha import with_panel_alpha
+from helm_mtsamples_ext.report.panel_alpha import panel_alpha_table, with_panel_alpha
 from helm_mtsamples_ext.report.ranks import with_ranks
 from helm_mtsamples_ext.report.rules_versions import rules_warnings
 from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
@@ -40,7 +41,8 @@ def build_tables(
     with prices, what judging cost."""
     notes = note_table(instances)
     ranked = with_ranks(leaderboard(instances, notes, settings), notes, settings)
-    board = with_judge_cost(with_panel_alpha(ranked, instances), instances, prices)
+    alphas = panel_alpha_table(instances)
+    board = with_judge_cost(with_panel_alpha(ranked, alphas), instances, prices)
     shares = failure_shares(instances)
     board = with_failure_shares(board, instances, shares)
     audit = judge_audit(instances, settings)
@@ -53,6 +55,8 @@ def build_tables(
         "judge_failure_shares": shares,
         "above_ceiling": above_ceiling(board, instances),
         "judge_self_preference": self_preference(instances, settings),
+        "panel_alpha": alphas,
+        "judge_versions": judge_versions(instances),
     }
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
@@ -82,5 +86,5 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []
-    versions = version_warnings(judge_versions(tables["instances"])) + rules_warnings(tables["instances"])
+    versions = version_warnings(tables["judge_versions"]) + rules_warnings(tables["instances"])
     return lines + versions + panel_lines(calls)

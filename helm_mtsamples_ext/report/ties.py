@@ -18,7 +18,7 @@ PLACES = 9
 T = TypeVar("T", float, "pd.Series[float]", "np.ndarray[tuple[int, ...], np.dtype[np.float64]]")
 
 
-def settled(values: T) -> T:
+def rounded_for_ranks(values: T) -> T:
     """``values`` rounded to PLACES: what every rank statistic compares."""
     if isinstance(values, pd.Series):
         return values.round(PLACES)

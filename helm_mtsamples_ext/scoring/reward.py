@@ -28,25 +28,24 @@ from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, normalise_score
 from helm_mtsamples_ext.scoring.same_verdict import is_same_verdict
 
-PREFIX = names.STAT_PREFIX
-REWARD = f"{PREFIX}_reward"
-UNJUDGED = f"{PREFIX}_unjudged"
-EMPTY_ANSWER = f"{PREFIX}_empty_answer"
-JUDGE_FAILURES = f"{PREFIX}_judge_failures"
-JUDGE_FAILURE_RATE = f"{PREFIX}_judge_failure_rate"
-SAME_VERDICT_RATE = f"{PREFIX}_same_verdict"
+REWARD = f"{names.STAT_PREFIX}_reward"
+UNJUDGED = f"{names.STAT_PREFIX}_unjudged"
+EMPTY_ANSWER = f"{names.STAT_PREFIX}_empty_answer"
+JUDGE_FAILURES = f"{names.STAT_PREFIX}_judge_failures"
+JUDGE_FAILURE_RATE = f"{names.STAT_PREFIX}_judge_failure_rate"
+SAME_VERDICT_RATE = f"{names.STAT_PREFIX}_same_verdict"
 # MedHELM's schema (schema_medhelm.yaml) shows this scenario by this name: the panel's mean 1-5 score.
-JURY_SCORE = f"{PREFIX}_accuracy"
+JURY_SCORE = f"{names.STAT_PREFIX}_accuracy"
 
 
 def dimension_stat_name(dimension: str) -> str:
     """Panel mean 1-5 score of one dimension for a note."""
-    return f"{PREFIX}_judge_{dimension}"
+    return f"{names.STAT_PREFIX}_judge_{dimension}"
 
 
 def alpha_stat_name(dimension: str) -> str:
     """Run-level Krippendorff's alpha of one dimension."""
-    return f"{PREFIX}_alpha_{dimension}"
+    return f"{names.STAT_PREFIX}_alpha_{dimension}"
 
 
 def slugify(judge_name: str) -> str:

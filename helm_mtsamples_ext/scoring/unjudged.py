@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.failure_kinds import (
     CONTEXT_FAILURE,
     LARGER_CONTEXT,
@@ -19,7 +20,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     NO_VALID_DIMENSION,
     failure_kind,
 )
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY, NoteRecord
+from helm_mtsamples_ext.common.record import NoteRecord
 
 
 def failure_kinds(records: Sequence[object]) -> Counter[str]:
@@ -88,4 +89,4 @@ class Unjudged:
 
     def warning(self) -> str:
         """The line for a run within ``max_unjudged``: the notes are reported, and where their reasons are."""
-        return f"{self.summary()}; the reasons are in each note's '{ANNOTATION_KEY}' annotation"
+        return f"{self.summary()}; the reasons are in each note's '{names.ANNOTATION_KEY}' annotation"

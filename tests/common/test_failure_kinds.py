@@ -13,7 +13,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     advice,
     failure_kind,
 )
-from helm_mtsamples_ext.judges.classify import context_failure
+from helm_mtsamples_ext.judges.outcome import context_failure
 from helm_mtsamples_ext.scoring.failure_reasons import reasons_text
 from helm_mtsamples_ext.scoring.unjudged import Unjudged, failure_kinds
 

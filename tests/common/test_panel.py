@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common import panel
 from helm_mtsamples_ext.common.panel import (
-    OUR_ANNOTATOR,
     JudgeSpec,
     JudgeTarget,
     judge_families,
@@ -41,7 +41,7 @@ def test_the_hosted_form_carries_no_endpoint_index() -> None:
 def test_the_panel_of_a_run_spec_is_its_judges_in_order() -> None:
     spec = get_mtsamples_procedures_spec(judges="b+a", judge_base_url="http://127.0.0.1:1/v1")
     assert spec.annotators
-    run_spec = {"annotators": [{"class_name": OUR_ANNOTATOR, "args": spec.annotators[0].args}]}
+    run_spec = {"annotators": [{"class_name": names.ANNOTATOR_CLASS, "args": spec.annotators[0].args}]}
     assert panel_of(run_spec) == ["b", "a"]
 
 
@@ -82,6 +82,6 @@ def test_a_judges_family_is_stored_only_when_known_and_read_back_per_judge() -> 
             judges="a+b", judge_base_url="http://127.0.0.1:1/v1", judge_family=declared
         )
         assert spec.annotators
-        run_spec = {"annotators": [{"class_name": OUR_ANNOTATOR, "args": spec.annotators[0].args}]}
+        run_spec = {"annotators": [{"class_name": names.ANNOTATOR_CLASS, "args": spec.annotators[0].args}]}
         assert judge_families(run_spec) == found
     assert judge_families({"annotators": []}) == {}

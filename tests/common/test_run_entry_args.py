@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import helm_mtsamples_ext
 from helm_mtsamples_ext.annotator import JudgeAnnotator
 from helm_mtsamples_ext.common.run_entry_args import _PARSERS, ANNOTATOR_ALWAYS, ANNOTATOR_IF_SET, RunEntryArgs
 from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.run_spec import DEFAULT_JUDGES
 
 pytestmark = pytest.mark.helm
 
@@ -49,13 +51,17 @@ def test_the_annotator_takes_every_stored_argument_with_the_run_entrys_default()
     assert parameters["retry_base"].default == CallSettings.retry_base
 
 
+LITERAL_TYPES = (int, float, str)
+"""The defaults the check reads: numbers and strings (a bool or None says too little to be a default's copy)."""
+
+
 def _literal_bindings(tree: ast.AST) -> list[tuple[str, object, int]]:
-    """(name, value, line) of every number literal bound to a name: a parameter default, a keyword argument, a
-    class attribute or an assignment."""
+    """(name, value, line) of every number or string literal bound to a name: a parameter default, a keyword
+    argument, a class attribute or an assignment."""
     found: list[tuple[str, object, int]] = []
 
     def add(name: str, value: ast.expr | None) -> None:
-        if isinstance(value, ast.Constant) and type(value.value) in (int, float):
+        if isinstance(value, ast.Constant) and type(value.value) in LITERAL_TYPES:
             found.append((name, value.value, value.lineno))
 
     for node in ast.walk(tree):
@@ -85,20 +91,75 @@ SETTINGS = {
 """Every name a judging setting goes by: its run-entry name, its call-settings name (judge_timeout is timeout)."""
 
 
+def written(package: Path, names: Callable[[str], bool], default: object) -> list[str]:
+    """Where ``default`` is bound, as a literal, to a name ``names`` accepts, in every module under ``package``."""
+    return [
+        f"{path.relative_to(package)}:{line} {name}={value!r}"
+        for path in sorted(package.rglob("*.py"))
+        for name, value, line in _literal_bindings(ast.parse(path.read_text(encoding="utf-8")))
+        if names(name) and value == default and type(value) is type(default)
+    ]
+
+
+def _default(setting: str) -> object:
+    return next(f.default for cls in (RunEntryArgs, CallSettings) for f in fields(cls) if f.name == setting)
+
+
 @pytest.mark.parametrize(
     "setting",
-    [f.name for f in fields(RunEntryArgs) if type(f.default) in (int, float)]
-    + [f.name for f in fields(CallSettings) if type(f.default) in (int, float)],
+    [f.name for f in fields(RunEntryArgs) if type(f.default) in LITERAL_TYPES]
+    + [f.name for f in fields(CallSettings) if type(f.default) in LITERAL_TYPES],
 )
 def test_a_settings_default_is_written_once_in_the_package(setting: str) -> None:
     """judge_timeout=120, judge_max_wait=900, judge_max_concurrency=16 were each written three times (run_spec,
-    annotator, CallSettings). Now every default is a literal in RunEntryArgs or CallSettings only, and
-    everything else reads it from there."""
-    default = next(f.default for cls in (RunEntryArgs, CallSettings) for f in fields(cls) if f.name == setting)
-    written = [
-        f"{path.relative_to(PACKAGE)}:{line} {name}={value}"
-        for path in sorted(PACKAGE.rglob("*.py"))
-        for name, value, line in _literal_bindings(ast.parse(path.read_text(encoding="utf-8")))
-        if SETTINGS.get(name) == setting and value == default
+    annotator, CallSettings), extraction="helm" four times. Now every default is a literal in RunEntryArgs or
+    CallSettings only, and everything else reads it from there."""
+    found = written(PACKAGE, lambda name: SETTINGS.get(name) == setting, _default(setting))
+    assert len(found) == 1, found
+
+
+def test_the_default_panel_is_written_once_in_the_package() -> None:
+    """DEFAULT_JUDGES' value is bound to a name once (run_spec.py): another module reads the constant."""
+    found = written(PACKAGE, lambda name: True, DEFAULT_JUDGES)
+    assert found == [f"run_spec.py:{found[0].split(':')[1].split()[0]} DEFAULT_JUDGES={DEFAULT_JUDGES!r}"], found
+
+
+def test_the_check_fails_on_a_string_default_written_twice(tmp_path: Path) -> None:
+    """A planted copy of a string default (and of the default panel) in another module is found, with its line."""
+    (tmp_path / "args.py").write_text('class Args:\n    extraction: str = "helm"\n', encoding="utf-8")
+    (tmp_path / "door.py").write_text(
+        f'def build(notes, extraction="helm", judges={DEFAULT_JUDGES!r}):\n    return notes\n', encoding="utf-8"
+    )
+    assert written(tmp_path, lambda name: SETTINGS.get(name) == "extraction", "helm") == [
+        "args.py:2 extraction='helm'",
+        "door.py:1 extraction='helm'",
     ]
-    assert len(written) == 1, written
+    assert len(written(tmp_path, lambda name: True, DEFAULT_JUDGES)) == 1
+    assert written(tmp_path, lambda name: SETTINGS.get(name) == "extraction", "sections") == []
+
+
+def _aliases(tree: ast.AST) -> list[str]:
+    """Module-level ``NAME = names.CONSTANT`` assignments."""
+    body = tree.body if isinstance(tree, ast.Module) else []
+    return [
+        f"{target.id} = names.{node.value.attr}"
+        for node in body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "names"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    ]
+
+
+def test_no_module_keeps_a_local_alias_of_a_names_constant() -> None:
+    """A frozen name has one spelling: ``names.ANNOTATION_KEY`` where it is used, never a copy under another name
+    that a reader must trace back (and that a rename in one place would let drift)."""
+    found = [
+        f"{path.relative_to(PACKAGE)}: {alias}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "names.py"
+        for alias in _aliases(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert found == []

@@ -1,4 +1,4 @@
-"""The rules of masking.py: which credentials.conf entries and environment variables hold a key the annotator can
+"""The rules of common/secrets.py: which credentials.conf entries and environment variables hold a key the annotator can
 reach, so that every one is masked (the end-to-end proof is test_masking_e2e.py)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,15 @@ from typing import Any
 import pytest
 from helm.common.general import parse_hocon
 
-from helm_mtsamples_ext.common.secrets import credential_keys, environment_keys, machine_keys, reachable_keys
-from helm_mtsamples_ext.judges.endpoints import SCRUBBED_LOGGERS, install_log_scrubber
+from helm_mtsamples_ext.common.secrets import (
+    SCRUBBED_LOGGERS,
+    credential_keys,
+    environment_keys,
+    install_log_scrubber,
+    machine_keys,
+    mask,
+    reachable_keys,
+)
 from helm_mtsamples_ext.report.cli import main as report_main
 from tests.report.suites import STRONG_RUN, build_suite, ok
 
@@ -108,3 +116,68 @@ def test_a_credentials_file_that_does_not_parse_leaves_the_environments_keys(tmp
     (tmp_path / "credentials.conf").write_text('openaiApiKey: "unterminated\n')
     assert machine_keys(tmp_path, {"OPENAI_API_KEY": "sk-env-9999"}) == ("sk-env-9999",)
     assert machine_keys(tmp_path, {"HELM_CREDENTIALS": 'xApiKey: "from-env-var-1234"'}) == ("from-env-var-1234",)
+
+
+# ---------------------------------------------------------------- one masker, and the log scrubber
+
+
+@pytest.mark.parametrize(
+    ("text", "secrets", "expected"),
+    [
+        ("key sk-live-1234 rejected", "sk-live-1234", "key *** rejected"),
+        ("a=key-one-1111 b=key-two-2222", ("key-one-1111", "key-two-2222"), "a=*** b=***"),
+        ("sent abcd-long-key", ("abcd-long-key", "abcd"), "sent ***"),
+        ("twice k3y-9999 and k3y-9999", ["k3y-9999"], "twice *** and ***"),
+        ("api_key=EMPTY", ("EMPTY",), "api_key=EMPTY"),
+        ("HTTP 401 for key abc", ("abc",), "HTTP 401 for key abc"),
+        ("none of the none", ("none",), "none of the none"),
+        ("nothing to hide", None, "nothing to hide"),
+        ("nothing to hide", (), "nothing to hide"),
+    ],
+    ids=["one", "several", "longer-first", "every-occurrence", "placeholder", "short-key", "word", "none", "empty"],
+)
+def test_mask_hides_every_key_and_nothing_else(text: str, secrets: Any, expected: str) -> None:
+    """Every occurrence of every secret is masked whole; EMPTY, keys under 8 characters and words are left alone."""
+    assert mask(text, secrets) == expected
+
+
+@pytest.fixture
+def helm_log(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.LogCaptureFixture]:
+    """Records of the ``helm`` logger (HELM may stop it propagating), once each, with its filters restored after."""
+    logger = logging.getLogger("helm")
+    filters = list(logger.filters)
+    monkeypatch.setattr(logger, "propagate", False)
+    logger.addHandler(caplog.handler)
+    caplog.set_level(logging.INFO, logger="helm")
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.filters[:] = filters
+
+
+def test_a_key_logged_through_helms_logger_is_masked(helm_log: pytest.LogCaptureFixture) -> None:
+    """HELM's clients log API error text, which may hold the key: the scrubber masks it, args included."""
+    install_log_scrubber(("sk-live-98765",))
+    logging.getLogger("helm").warning("OpenAI error: Incorrect API key provided: %s", "sk-live-98765")
+    assert [r.getMessage() for r in helm_log.records] == ["OpenAI error: Incorrect API key provided: ***"]
+
+
+def test_a_key_in_a_logged_traceback_is_masked(helm_log: pytest.LogCaptureFixture) -> None:
+    """hexception logs the exception too: the key is masked in the traceback text."""
+    install_log_scrubber("sk-live-98765")
+    try:
+        raise RuntimeError("401: key sk-live-98765 is invalid")
+    except RuntimeError:
+        logging.getLogger("helm").exception("call failed")
+    assert "sk-live-98765" not in helm_log.text
+    assert "401: key *** is invalid" in helm_log.text
+
+
+def test_installing_the_scrubber_twice_adds_one_filter(helm_log: pytest.LogCaptureFixture) -> None:
+    """Every annotator installs it; the logger does not collect a filter per annotator."""
+    logger = logging.getLogger("helm")
+    before = len(logger.filters)
+    install_log_scrubber(("sk-live-98765", "EMPTY", "abc"))
+    install_log_scrubber("sk-live-98765")
+    assert len(logger.filters) == before + 1

@@ -8,7 +8,7 @@ NOTE = b"PREOPERATIVE DIAGNOSIS: Hernia.\nPROCEDURE: Repair.\nPLAN: Follow up in
 
 
 def test_a_note_with_a_plan_is_a_sample_with_its_reference_cut_away() -> None:
-    (sample,) = build_samples({"Hernia Repair.txt": NOTE}).samples
+    (sample,) = build_samples({"Hernia Repair.txt": NOTE}, "helm").samples
     assert sample.id == instance_id("Hernia Repair.txt")
     assert "Follow up in two weeks" in sample.reference and "Follow up" not in sample.input
     assert sample.extra_data == {
@@ -29,7 +29,7 @@ def test_every_note_left_out_is_listed_with_its_reason_and_the_rest_keep_their_o
         "no plan.txt": b"PROCEDURE: Repair.\n",
         "b.txt": NOTE,
     }
-    batch = build_samples(notes)
+    batch = build_samples(notes, "helm")
     assert [s.filename for s in batch.samples] == ["a.txt", "b.txt"]
     assert dict(batch.left_out) == {
         "empty.txt": "empty file",

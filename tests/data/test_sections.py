@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.data.sections import (
     EXTRACTION_MODES,
     NO_HEADER,
@@ -35,10 +36,10 @@ def test_unknown_mode_is_rejected() -> None:
 
 @pytest.mark.parametrize("mode", EXTRACTION_MODES)
 def test_helm_is_the_default_and_modes_are_named(mode: str) -> None:
-    """The default is HELM's rule, and the run entry's two values are the two modes."""
+    """The run entry's default is HELM's rule, and its two values are the two modes."""
     assert EXTRACTION_MODES == ("helm", "sections")
     assert TARGET_SECTIONS == ("PLAN", "SUMMARY", "FINDINGS")
-    assert extract("HISTORY: Fall.\nPLAN: Rest.") == extract("HISTORY: Fall.\nPLAN: Rest.", "helm")
+    assert RunEntryArgs().extraction == "helm"
     assert ok("HISTORY: Fall.\nPLAN: Rest.", mode) == Extraction("HISTORY: Fall.", "Rest.", "PLAN")
 
 

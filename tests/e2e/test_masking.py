@@ -1,5 +1,5 @@
 """Hosted judges' keys through the real helm-run and helm-mtsamples-report: a server that echoes the key it was
-sent leaves it in no file under benchmark_output/ or prod_env/ and in no output (masking.py).
+sent leaves it in no file under benchmark_output/ or prod_env/ and in no output (common/secrets.py).
 
 The judges are HELM model deployments (prod_env/model_deployments.yaml), not judge_base_url endpoints, served by
 one loopback server. The ``acmehost/`` ones take their key from credentials.conf (``acmehostApiKey``, HELM's

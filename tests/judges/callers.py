@@ -12,14 +12,10 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
 from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
-from helm_mtsamples_ext.judges.endpoints import (
-    PLACEHOLDER_API_KEY,
-    endpoint_host,
-    key_settings,
-    register_endpoint_deployment,
-    scrub,
-)
+from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
+from helm_mtsamples_ext.judges.keys import key_settings
 from helm_mtsamples_ext.judges.settings import CallSettings
 from tests.servers.judge import JudgeServer
 
@@ -32,7 +28,7 @@ def make_caller(
     cache_dir: Path, server_url: str, key: str | None = None, timeout: float = 10.0, **settings: Any
 ) -> JudgeCaller:
     cache_dir.mkdir(parents=True, exist_ok=True)
-    credentials = {f"{endpoint_host(server_url)}ApiKey": key or PLACEHOLDER_API_KEY}
+    credentials = {f"{endpoint_host(server_url)}ApiKey": key or PLACEHOLDER_KEY}
     auto_client = AutoClient(
         credentials=credentials,
         file_storage_path=str(cache_dir),
@@ -40,11 +36,11 @@ def make_caller(
     )
     call_settings = CallSettings.from_args(RunEntryArgs(judge_timeout=timeout), retry_base=0.0)
     options: dict[str, Any] = {"breaker_cooldown": 600.0, **settings}
-    return JudgeCaller(auto_client, replace(call_settings, **options), lambda text: scrub(text, key))
+    return JudgeCaller(auto_client, replace(call_settings, **options), lambda text: mask(text, key))
 
 
 def target(caller: JudgeCaller, server_url: str, model: str) -> JudgeTarget:
-    deployment = register_endpoint_deployment(server_url, model, caller.settings.timeout)
+    deployment = register_endpoint_deployment(server_url, model)
     judge = JudgeTarget(
         model, deployment, deployment, endpoint_host(server_url), server_url, key_settings(1, server_url), server_url
     )

@@ -1,4 +1,4 @@
-"""deployments.py: each judge as a call target, an endpoint judge's deployment registered with judge_timeout."""
+"""deployments.py: each judge as a call target, an endpoint judge's deployment registered for it."""
 
 from __future__ import annotations
 
@@ -7,22 +7,24 @@ from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DE
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.judges.deployments import judge_target
-from helm_mtsamples_ext.judges.endpoints import EndpointKey, endpoint_host
+from helm_mtsamples_ext.judges.endpoints import endpoint_host
+from helm_mtsamples_ext.judges.keys import EndpointKey
 
 pytestmark = pytest.mark.helm
 
 URL = "http://127.0.0.1:7/v1"
 
 
-def test_an_endpoint_judge_gets_a_deployment_of_its_own_with_the_runs_timeout() -> None:
+def test_an_endpoint_judge_gets_a_deployment_of_its_own_without_a_timeout() -> None:
+    """judge_timeout reaches the client by the caller (bound_whole_calls), never by the deployment."""
     keys = {URL: EndpointKey(URL, 3, "EMPTY", "none (keyless)")}
-    target = judge_target(JudgeSpec("q", "qwen", None, URL + "/", 3), keys, 42.0)
+    target = judge_target(JudgeSpec("q", "qwen", None, URL + "/", 3), keys)
     assert target.model_deployment == f"{endpoint_host(URL)}/qwen" and target.base_url == URL
-    assert DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[target.model_deployment].client_spec.args["timeout"] == 42.0
+    assert DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT[target.model_deployment].client_spec.args.get("timeout") is None
     assert "JUDGE_API_KEY_3" in target.key_hint
 
 
 def test_a_hosted_judge_names_its_deployment_and_where_its_key_goes() -> None:
-    target = judge_target(JudgeSpec("mini", "openai/gpt-4o-mini", "openai/gpt-4o-mini"), {}, 42.0)
+    target = judge_target(JudgeSpec("mini", "openai/gpt-4o-mini", "openai/gpt-4o-mini"), {})
     assert (target.model_deployment, target.endpoint, target.base_url) == ("openai/gpt-4o-mini", "openai", None)
     assert "openaiApiKey" in target.key_hint

@@ -1,4 +1,4 @@
-"""The rules of exchange.py beyond what classify.py and cache_tap.py test: inside a judge call, HELM's logged
+"""The rules of exchange.py beyond what outcome.py and cache_gate.py test: inside a judge call, HELM's logged
 traceback of a client error is dropped (call.py tells it in one line), in that thread alone and nowhere else."""
 
 from __future__ import annotations

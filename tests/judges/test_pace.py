@@ -14,14 +14,10 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
 from helm_mtsamples_ext.judges.call import JudgeCaller
-from helm_mtsamples_ext.judges.endpoints import (
-    PLACEHOLDER_API_KEY,
-    endpoint_host,
-    key_settings,
-    register_endpoint_deployment,
-    scrub,
-)
+from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
+from helm_mtsamples_ext.judges.keys import key_settings
 from helm_mtsamples_ext.judges.pace import PACE_FACTOR, Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
 from tests.servers.judge import Behaviour, JudgeServer
@@ -37,13 +33,13 @@ def caller_and_judge(
     cache = tmp_path / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     auto_client = AutoClient(
-        credentials={f"{endpoint_host(server.base_url)}ApiKey": PLACEHOLDER_API_KEY},
+        credentials={f"{endpoint_host(server.base_url)}ApiKey": PLACEHOLDER_KEY},
         file_storage_path=str(cache),
         cache_backend_config=SqliteCacheBackendConfig(str(cache)),
     )
     call_settings = CallSettings.from_args(RunEntryArgs(judge_timeout=timeout), retry_base=0.0)
-    caller = JudgeCaller(auto_client, replace(call_settings, **settings), lambda text: scrub(text, None))
-    deployment = register_endpoint_deployment(server.base_url, "a", timeout)
+    caller = JudgeCaller(auto_client, replace(call_settings, **settings), lambda text: mask(text, None))
+    deployment = register_endpoint_deployment(server.base_url, "a")
     url = server.base_url
     judge = JudgeTarget("a", deployment, deployment, endpoint_host(url), url, key_settings(1, url), url)
     caller.preflight(judge)

@@ -24,7 +24,7 @@ def test_every_prompt_leads_with_the_fixed_part_and_shares_it_with_the_next() ->
     assert first.startswith(FIXED_PART) and second.startswith(FIXED_PART)
     shared = len(os.path.commonprefix([first, second]))
     assert shared >= len(FIXED_PART) > 1000  # the ``ours`` style shares its first two lines only
-    ours = os.path.commonprefix([build_prompt(*NOTES[0]), build_prompt(*NOTES[1])])
+    ours = os.path.commonprefix([build_prompt(*NOTES[0], "ours"), build_prompt(*NOTES[1], "ours")])
     assert len(ours) < 300
 
 
@@ -46,7 +46,7 @@ def test_the_format_has_no_placeholder_or_object_to_copy() -> None:
     """What a small judge copied from the ``ours`` format line (``<one or two sentences>``, ``<...}``) is gone:
     no angle brackets, braces or ellipsis in the fixed part, while the ``ours`` format line holds placeholders."""
     assert not set("<>{}") & set(FIXED_PART) and "..." not in FIXED_PART
-    ours = re.findall(r"<[^<>]*>", build_prompt(*NOTES[0]).rsplit("in this form:", 1)[1])
+    ours = re.findall(r"<[^<>]*>", build_prompt(*NOTES[0], "ours").rsplit("in this form:", 1)[1])
     assert any(is_placeholder(piece) for piece in ours)
 
 

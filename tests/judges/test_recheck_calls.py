@@ -34,7 +34,7 @@ def test_every_ask_reaches_the_server_with_the_runs_key_and_nothing_is_written(
         before = files(tmp_path)
         panel = [JudgeSpec(name, name, None, server.base_url, 1) for name in ("a", "b")]
         answer, note = "Rest and review in two weeks.", "PROCEDURE: arthroscopy."
-        question = (build_prompt(note, answer, "Review in two weeks."), (answer, note))
+        question = (build_prompt(note, answer, "Review in two weeks.", "ours"), (answer, note))
         with uncached_client(str(local)) as client:
             first = ask_again(client, panel, RunEntryArgs(), {}, [question])
             again = ask_again(client, panel, RunEntryArgs(), {}, [question])

@@ -33,6 +33,8 @@ from helm_mtsamples_ext.report.agreement import (
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.rated import pingouin_icc, zscore
 
+pytestmark = pytest.mark.helm
+
 SETTINGS = BootstrapSettings(n_resamples=200, seed=0)
 
 

@@ -48,6 +48,8 @@ from tests.report.suites import (
     row,
 )
 
+pytestmark = pytest.mark.helm
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -21,7 +21,7 @@ def test_answers_use_the_agreement_minimum() -> None:
 
 def test_a_constant_column_gives_no_information() -> None:
     assert constant("bob", [3, 3, 3]) == "bob gave one score to every answer: no information"
-    assert constant("judge", [0.1 + 0.2, 0.3]) is not None  # equal after ties.settled
+    assert constant("judge", [0.1 + 0.2, 0.3]) is not None  # equal after ties.rounded_for_ranks
     assert constant("bob", [3, 4, 3]) is None
 
 

@@ -18,9 +18,11 @@ import pytest
 
 from helm_mtsamples_ext.report.pairwise import COLUMNS, pairwise
 from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_difference
-from helm_mtsamples_ext.report.ties import settled
+from helm_mtsamples_ext.report.ties import rounded_for_ranks
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read
+
+pytestmark = pytest.mark.helm
 
 SETTINGS = BootstrapSettings(n_resamples=300, seed=7)
 NUMBERS = ["n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high", "share_resamples_a_ahead"]
@@ -39,7 +41,7 @@ def _reference(notes: pd.DataFrame, board: pd.DataFrame, settings: BootstrapSett
         judged = judged[judged["note"].isin(shared[shared == len(broad)].index)]
         for a, b in itertools.combinations(models, 2):
             both = judged[judged["model"] == a].merge(judged[judged["model"] == b], on="note").sort_values("note")
-            diffs = (settled(both["reward_x"]) - settled(both["reward_y"])).to_numpy()
+            diffs = (rounded_for_ranks(both["reward_x"]) - rounded_for_ranks(both["reward_y"])).to_numpy()
             mean, low, high, share = paired_difference(diffs, settings)
             rewards = (both["reward_x"].mean(), both["reward_y"].mean()) if len(both) else (np.nan, np.nan)
             rows.append([panel, a, b, len(both), *rewards, mean, low, high, share])

@@ -23,6 +23,8 @@ from helm_mtsamples_ext.report.panel_alpha import NO_REAL_ANSWERS, panel_alphas
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, Note, Run, build_suite, control_run, ok, read, row
 
+pytestmark = pytest.mark.helm
+
 NOTES = [Note(f"{name}.txt", "Orthopedic") for name in "abcd"]
 GOOD, BAD, SHUFFLED = "acme/good", "acme/bad", "mtsamples-control/shuffled"
 PANEL = "+".join(JUDGES)
@@ -105,3 +107,31 @@ def test_a_panel_with_only_control_answers_has_no_panel_alpha_and_says_why() -> 
     )
     result = panel_alphas(instances)[PANEL]["accuracy"]
     assert result.value is None and result.reason == NO_REAL_ANSWERS
+
+
+def test_report_md_formats_the_tables_alpha_and_never_computes_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The panel alpha is computed once, by tables.py: rendering report.md reads its table and the leaderboard, so a
+    reason planted in the table is the one shown, and computing alphas during rendering fails the test."""
+    from helm_mtsamples_ext.report import panel_alpha
+    from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
+
+    board = pd.DataFrame(
+        {
+            "panel": [PANEL],
+            "model": [GOOD],
+            "panel_alpha_answers": [0],
+            **{f"panel_alpha_{d}": [float("nan")] for d in ("accuracy", "completeness", "clarity")},
+            **{f"alpha_{d}": [float("nan")] for d in ("accuracy", "completeness", "clarity")},
+        }
+    )
+    table = pd.DataFrame(
+        [(PANEL, d, float("nan"), 0, "a planted reason") for d in ("accuracy", "completeness", "clarity")],
+        columns=panel_alpha.TABLE_COLUMNS,
+    )
+
+    def computed(*_: object) -> None:
+        raise AssertionError("report.md computed a panel alpha")
+
+    monkeypatch.setattr(panel_alpha, "panel_alphas", computed)
+    (line,) = [text for text in panel_alpha_markdown(board, table) if text.startswith("- Panel")]
+    assert "(n/a: a planted reason)" in line

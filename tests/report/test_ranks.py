@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from helm_mtsamples_ext.report.pairwise import CONTROL, holm, pairwise
+from helm_mtsamples_ext.report.pairwise_render import pairwise_markdown
 from helm_mtsamples_ext.report.ranks import with_ranks
-from helm_mtsamples_ext.report.render import pairwise_markdown
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.simulated import board_of, equal_models_notes
 

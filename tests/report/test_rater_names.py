@@ -16,6 +16,8 @@ from helm_mtsamples_ext.report.rater_names import CONFUSABLES, lookalike_groups,
 from helm_mtsamples_ext.report.ratings import read_ratings, suite_ratings
 from tests.report.rated import RATINGS, build, report, write_ratings
 
+pytestmark = pytest.mark.helm
+
 SAME_RATER = [
     ("case", "Dr Test", "dr TEST"),
     ("spaces", "Dr Test", "  Dr   Test "),

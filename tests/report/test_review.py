@@ -33,6 +33,8 @@ from tests.report.review_suites import (
     review_suite,
 )
 
+pytestmark = pytest.mark.helm
+
 
 @pytest.fixture(scope="module")
 def suite_output(tmp_path_factory: pytest.TempPathFactory) -> Path:

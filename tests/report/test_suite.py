@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from helm_mtsamples_ext import schema
 from helm_mtsamples_ext.report.cli import main
+from helm_mtsamples_ext.report.judged_answers import judged_runs
+from helm_mtsamples_ext.report.suite import load_suite, report_path, suite_path
 from tests.report.reports import BOOT, run_report
 from tests.report.suites import (
     JUDGES,
@@ -25,6 +28,7 @@ from tests.report.suites import (
     ok,
     read,
     row,
+    write_foreign_run,
     write_run,
 )
 
@@ -139,3 +143,20 @@ def test_the_same_verdict_rule_judges_a_judge_across_the_suite_and_never_one_mod
         ("acme/good", "judge-one"),
     ]
     assert voided["failure"].str.endswith("of several models in this suite").all()
+
+
+def test_the_report_the_recheck_and_the_schema_read_the_same_runs_of_a_suite(tmp_path: Path) -> None:
+    """One reader: the three commands find the suite at one path and take the same runs for ours, with one panel;
+    another benchmark's run and HELM's eval_cache beside them are no run of ours for any of them."""
+    suite = build_suite(tmp_path, [STRONG_RUN, WEAK_RUN])
+    write_foreign_run(suite)
+    (suite / "eval_cache").mkdir()
+    assert suite == suite_path(tmp_path, "v1") and report_path(tmp_path, "v1") == tmp_path / "mtsamples_report" / "v1"
+    reported = load_suite(suite).instances
+    reported_runs = sorted(set(reported["run"]))
+    rechecked = judged_runs(suite)
+    described = schema.read_suite(suite, "test")
+    assert reported_runs == sorted(r.run for r in rechecked) == sorted(Path(r.name).name for r in described)
+    assert len(reported_runs) == 2
+    panels = {r.panel_name for r in rechecked} | {"+".join(r.judge_names) for r in described}
+    assert panels == set(reported["panel"])

@@ -17,6 +17,8 @@ from helm_mtsamples_ext.scoring.failure_reasons import (
 )
 from tests.report.suites import JUDGES, NOTES, STRONG_RUN, Run, build_suite, failed, ok
 
+pytestmark = pytest.mark.helm
+
 TIMEOUT = "timed out: Request timed out."
 TOO_LONG = (
     "prompt too long for the judge's context (2301 tokens): give the judge a larger context (vLLM "

@@ -10,7 +10,7 @@ A local server echoes whatever name it is asked by (llama.cpp, llama-cpp-python)
 there; the server's own routes do: llama.cpp's ``/props`` has ``model_path``, vLLM's ``/v1/models`` a
 ``root`` per served name, and a server serving one file without an alias lists the file as its only model.
 That ``loaded_model`` is asked once per endpoint (``capacity.probe_server``) and stored with each live reply
-under ``LOADED_KEY`` (``cache_tap.py``), so a replay from HELM's cache still says it. Pure; no I/O.
+under ``LOADED_KEY`` (``cache_gate.py``), so a replay from HELM's cache still says it. Pure; no I/O.
 """
 
 from __future__ import annotations

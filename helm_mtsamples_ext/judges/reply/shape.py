@@ -83,7 +83,7 @@ def reply_shape(response: Any) -> str | None:
     """The named failure of a completion whose first choice holds no text, or None when it holds some."""
     choice = _first_choice(response)
     if choice is None:
-        return None  # not a completion at all: cache_tap.completion_problem's case
+        return None  # not a completion at all: cache_gate.completion_problem's case
     beside = error_beside(response)
     if beside is not None:
         return beside

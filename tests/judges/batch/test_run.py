@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.common.record import ANNOTATION_KEY
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchSettings
 from tests.annotators import judge_specs, make_annotator, notes
 from tests.servers.batch import BatchAPI
@@ -25,7 +25,7 @@ class Killed(Exception):
 
 def judged(server: JudgeServer, cache: Path, n: int = 4, **kwargs: Any) -> list[dict[str, Any]]:
     annotator = make_annotator(cache, judge_specs(server, list(server.judges)), **kwargs)
-    return [r[ANNOTATION_KEY] for r in annotator.annotate_all(notes(n))]
+    return [r[names.ANNOTATION_KEY] for r in annotator.annotate_all(notes(n))]
 
 
 def polling(**settings: Any) -> Any:

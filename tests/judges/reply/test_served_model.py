@@ -11,6 +11,8 @@ from helm_mtsamples_ext.judges.reply.served_model import MAX_CHARS, NOT_REPORTED
 from tests.judges.callers import FIXED, KEY, SHORT, judge_once
 from tests.servers.judge import Behaviour, JudgeServer
 
+pytestmark = pytest.mark.helm
+
 
 def test_model_and_fingerprint_are_read_from_a_completion() -> None:
     reply = {"id": "c1", "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_0ba0d124f1", "choices": []}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext.judges.batch.run import direct_key
-from helm_mtsamples_ext.judges.cache_tap import CacheTap
+from helm_mtsamples_ext.judges.cache_gate import CacheGate
 from helm_mtsamples_ext.judges.reply.shape import readable, reply_shape
 from tests.judges.callers import FIXED, SHORT, make_caller, target
 from tests.servers.judge import REFUSAL, JudgeServer
@@ -151,7 +151,7 @@ def test_a_cache_written_by_the_previous_release_replays_without_a_crash_or_a_ca
     request = caller.first_request(judge, SHORT)
     key, _ = direct_key(client, request)  # type: ignore[arg-type]
     tap = client.cache  # type: ignore[attr-defined]
-    assert isinstance(tap, CacheTap)
+    assert isinstance(tap, CacheGate)
     tap._cache.get(key, lambda: {**completion(message), "request_datetime": int(time.time())})  # as stored then
 
     outcome = caller.call(judge, SHORT)

@@ -1,4 +1,4 @@
-"""The rules of cache_tap.py: what the tap in front of HELM's cache sees that HELM drops, taken once per thread."""
+"""The rules of cache_gate.py: what the tap in front of HELM's cache sees that HELM drops, taken once per thread."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import openai
 import pytest
 
-from helm_mtsamples_ext.judges.cache_tap import CacheTap
+from helm_mtsamples_ext.judges.cache_gate import CacheGate
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from tests.judges.sdk_errors import http_request, status_error
 
@@ -30,7 +30,7 @@ class FakeCache:
 
 def test_the_tap_records_the_exception_compute_raised_and_reraises_it() -> None:
     """HELM turns the SDK's exception into a string; the tap keeps the exception itself (status, headers)."""
-    tap = CacheTap(FakeCache())
+    tap = CacheGate(FakeCache())
     error = status_error(429, {"Retry-After": "7"})
 
     def compute() -> Any:
@@ -57,7 +57,7 @@ CHOICES = [{"index": 0, "message": {"role": "assistant", "content": "{}"}, "fini
 )
 def test_the_tap_records_the_total_tokens_of_the_response(response: Any, tokens: int | None) -> None:
     """The cached response's ``usage.total_tokens`` is what the call spent (None when not an integer)."""
-    tap = CacheTap(FakeCache())
+    tap = CacheGate(FakeCache())
     assert tap.get({"model": "m"}, lambda: response) == (response, False)
     assert tap.take() == (tokens, None)
 
@@ -77,14 +77,14 @@ def test_the_tap_records_the_total_tokens_of_the_response(response: Any, tokens:
 )
 def test_the_tap_records_input_and_output_tokens_apart(response: Any, split: tuple[int | None, int | None]) -> None:
     """What judging cost needs prompt and completion tokens apart (they are priced apart); taken once."""
-    tap = CacheTap(FakeCache())
+    tap = CacheGate(FakeCache())
     tap.get({"model": "m"}, lambda: response)
     assert [tap.take_split(), tap.take_split()] == [split, (None, None)]
 
 
 def test_take_resets_what_the_tap_saw() -> None:
     """Each call's tokens and exception are taken once: the next take sees nothing from it."""
-    tap = CacheTap(FakeCache())
+    tap = CacheGate(FakeCache())
     error = openai.APITimeoutError(request=http_request())
 
     def times_out() -> Any:
@@ -100,7 +100,7 @@ def test_take_resets_what_the_tap_saw() -> None:
 
 def test_the_tap_keeps_each_threads_exchange_apart() -> None:
     """Judge calls run in threads sharing a client: a thread takes only what its own call saw."""
-    tap = CacheTap(FakeCache())
+    tap = CacheGate(FakeCache())
     tap.get({"model": "m"}, lambda: {"choices": CHOICES, "usage": {"total_tokens": 7}})
     seen: list[tuple[int | None, BaseException | None]] = []
     thread = threading.Thread(target=lambda: seen.append(tap.take()))
@@ -113,7 +113,7 @@ def test_the_tap_keeps_each_threads_exchange_apart() -> None:
 def test_the_tap_passes_the_key_through_and_stands_in_for_the_cache() -> None:
     """The tap is the cache as far as the client can tell: same key, same attributes."""
     cache = FakeCache()
-    tap = CacheTap(cache)
+    tap = CacheGate(cache)
     tap.get({"model": "m", "messages": []}, lambda: {"choices": CHOICES})
     assert cache.keys == [{"model": "m", "messages": []}]
     assert tap.cache_stats_key == "fake"
@@ -121,7 +121,7 @@ def test_the_tap_passes_the_key_through_and_stands_in_for_the_cache() -> None:
 
 def test_the_tap_records_what_the_server_said_it_ran_taken_once() -> None:
     """The reply's ``model`` and ``system_fingerprint``, as sent or as stored (served_model.py); taken once."""
-    tap = CacheTap(FakeCache())
+    tap = CacheGate(FakeCache())
     tap.get({"model": "m"}, lambda: {"choices": CHOICES, "model": "judge-v1", "system_fingerprint": "fp_1"})
     assert tap.take_served() == ServedModel("judge-v1", "fp_1")
     assert tap.take_served() == NOT_REPORTED

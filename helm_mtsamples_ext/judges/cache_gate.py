@@ -1,8 +1,8 @@
 """The one gate to HELM's cache for judge replies: it sees what HELM drops and decides what is stored.
 
 HELM's clients turn an SDK exception into an error string and drop the response's headers and ``usage``;
-the tap (``install_tap``) stands in for a client's HELM cache to see both (the 429's Retry-After, the
-tokens spent), for classify.py to name each exchange, and what the server said it ran (``model``,
+the gate (``install_gate``) stands in for a client's HELM cache to see both (the 429's Retry-After, the
+tokens spent), for outcome.py to name each exchange, and what the server said it ran (``model``,
 ``system_fingerprint``: served_model.py), read from the reply as sent or as stored, so a replay tells it too.
 Being the gate, it decides what is stored there:
 - only chat completions: a 200 holding an HTML page or an error body is no answer, and stored it would be
@@ -88,7 +88,7 @@ def completion_problem(response: Any, scrub: Callable[[str], str]) -> Exception 
     return None
 
 
-class CacheTap:
+class CacheGate:
     """Stands in for a client's HELM cache to see what HELM drops: ``usage`` tokens in the cached response,
     and the SDK exception (status, Retry-After headers, timeout) that HELM turns into an error string."""
 
@@ -172,13 +172,13 @@ class CacheTap:
         return split
 
 
-def install_tap(client: Any, scrub: Callable[[str], str]) -> CacheTap | None:
-    """Put a CacheTap in front of a HELM ``CachingClient``'s cache (idempotent); None for a client without one."""
+def install_gate(client: Any, scrub: Callable[[str], str]) -> CacheGate | None:
+    """Put a CacheGate in front of a HELM ``CachingClient``'s cache (idempotent); None for a client without one."""
     cache = getattr(client, "cache", None)
     if cache is None:
         return None
-    if not isinstance(cache, CacheTap):
-        cache = CacheTap(cache, scrub)
+    if not isinstance(cache, CacheGate):
+        cache = CacheGate(cache, scrub)
         setattr(client, "cache", cache)  # noqa: B010 - CachingClient.cache, not on Client
     return cache
 

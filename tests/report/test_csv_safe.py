@@ -1,4 +1,4 @@
-"""Spreadsheet-safe CSV cells (cells.py): a text a spreadsheet would run gets a leading quote, numbers do not."""
+"""Spreadsheet-safe CSV cells (csv_safe.py): a text a spreadsheet would run gets a leading quote, numbers do not."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.report.cells import neutralise, restore, safe_frame
+from helm_mtsamples_ext.report.csv_safe import neutralise, restore, safe_frame
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read
+
+pytestmark = pytest.mark.helm
 
 NEUTRALISED = [
     ('=HYPERLINK("http://x.example","click")', '\'=HYPERLINK("http://x.example","click")'),

@@ -1,6 +1,6 @@
 """What an exchange with a judge server was, in the terms a retry decision needs.
 
-``classify`` names each exchange from HELM's result and, when the cache tap (cache_tap.py) saw it, the
+``classify`` names each exchange from HELM's result and, when the cache gate (cache_gate.py) saw it, the
 exception raised while the reply was fetched and read, so call.py can decide: wait, retry, repair, give up,
 or stop the run. Each failure begins with its kind (common/failure_kinds.py). A prompt too long for the judge's
 context is named apart (``CONTEXT_FAILURE``): no re-run fixes it, only a larger context.
@@ -24,7 +24,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     REPLY_CUT_OFF,
     TIMED_OUT,
 )
-from helm_mtsamples_ext.judges.cache_tap import NotACompletion, NotCached, ReplyTooLong, clip
+from helm_mtsamples_ext.judges.cache_gate import NotACompletion, NotCached, ReplyTooLong, clip
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.reply.shape import NoText
 from helm_mtsamples_ext.judges.throttle import parse_retry_after

@@ -1,4 +1,4 @@
-"""The rules of classify.py: how an exchange with a judge server is classified from HELM's result and the SDK's
+"""The rules of outcome.py: how an exchange with a judge server is classified from HELM's result and the SDK's
 exception."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import openai
 import pytest
 from helm.common.request import ErrorFlags, GeneratedOutput, RequestResult
 
-from helm_mtsamples_ext.judges.classify import Sent, classify
+from helm_mtsamples_ext.judges.outcome import Sent, classify
 from tests.judges.sdk_errors import http_request, status_error
 
 pytestmark = pytest.mark.helm

@@ -33,7 +33,6 @@ from helm.clients.openai_client import OpenAIClient
 from helm.common.hierarchical_logger import hwarn
 from helm.common.request import Request
 
-from helm_mtsamples_ext.common.failure_kinds import NO_VALID_DIMENSION, NO_VERDICT, OUT_OF_MEMORY, REPLY_CUT_OFF
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.helm_host.compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
@@ -47,14 +46,13 @@ from helm_mtsamples_ext.judges.pace import Pace
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reachability import check_endpoint
 from helm_mtsamples_ext.judges.readiness import EndpointReadiness
+from helm_mtsamples_ext.judges.reply.reading import read_reply
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
-from helm_mtsamples_ext.judges.reply.verdict import Verdict, parse_verdict
+from helm_mtsamples_ext.judges.reply.verdict import Verdict
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
-
-CUT_OFF = {"length": "max_tokens", "content_filter": "content filter", "content_policy_violated": "content filter"}
 
 
 @dataclass
@@ -85,23 +83,14 @@ def _plus(total: int | None, more: int | None) -> int | None:
 def _read_reply(
     outcome: CallOutcome, sent: Sent, mode: str | None, untrusted: Sequence[str], max_tokens: int
 ) -> int | None:
-    """Read a turn's reply into ``outcome``; the max_tokens of a repair turn, or None when the call is over (a
-    verdict that counts, or a reply a content filter cut off). A reply cut at max_tokens gets twice as many."""
+    """Read a turn's reply into ``outcome`` (reply/reading.py's rules); the max_tokens of a repair turn, or None
+    when the call is over. A reply cut at max_tokens gets twice as many."""
     outcome.raw_reply, outcome.structured = clip(sent.text), mode
-    if sent.finish in CUT_OFF:
-        outcome.verdict, outcome.failure = None, f"{REPLY_CUT_OFF} ({CUT_OFF[sent.finish]})"
-        return None if CUT_OFF[sent.finish] == "content filter" else 2 * max_tokens
-    try:
-        verdict = parse_verdict(sent.text, untrusted)
-    except MemoryError:  # not "no verdict": the reply may hold a valid one, and a repair turn would not help
-        outcome.verdict, outcome.failure = None, OUT_OF_MEMORY
+    reading = read_reply(sent.text, sent.finish, untrusted)
+    outcome.verdict, outcome.failure = reading.verdict, reading.failure
+    if not reading.retry:
         return None
-    outcome.verdict = verdict
-    if verdict is not None and verdict.has_valid_dimension:
-        outcome.failure = None
-        return None
-    outcome.failure = NO_VERDICT if verdict is None else verdict.failure or NO_VALID_DIMENSION
-    return max_tokens
+    return 2 * max_tokens if reading.more_tokens else max_tokens
 
 
 def _repair_messages(prompt: str, reply: str) -> list[dict[str, str]]:

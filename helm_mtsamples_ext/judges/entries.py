@@ -12,23 +12,19 @@ from collections.abc import Callable, Sequence
 from helm.common.hierarchical_logger import hwarn
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
-from helm_mtsamples_ext.common.record import FAILED, OK, JudgeEntry, NoteRecord
-from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.judges.call import CallOutcome
+from helm_mtsamples_ext.judges.reply.reading import entry_of
 
 
 def judge_entry(judge: JudgeTarget, outcome: CallOutcome, scrub: Callable[[str], str]) -> JudgeEntry:
-    """What the record keeps of a call: scores only from a verdict that counted; the reply only when failed."""
-    verdict, failed = outcome.verdict, outcome.failure is not None
-    dimensions = {dim: verdict.dimensions[dim] for dim in DIMENSIONS} if verdict is not None else {}
-    return JudgeEntry(
-        scores={dim: None if failed else d.score for dim, d in dimensions.items()},
-        explanations={dim: scrub(d.explanation) for dim, d in dimensions.items()},
-        status=FAILED if failed else OK,
-        failure=scrub(outcome.failure) if outcome.failure is not None else None,
-        invalid={dim: scrub(why) for dim, why in verdict.invalid.items()} if verdict is not None else {},
-        raw_reply=scrub(outcome.raw_reply) if failed and outcome.raw_reply is not None else None,
+    """What the record keeps of a call (reply/reading.py's ``entry_of``), with what the call path knows beside."""
+    return entry_of(
+        outcome.verdict,
+        outcome.failure,
+        outcome.raw_reply,
+        scrub,
         tokens=outcome.tokens,
         structured=outcome.structured,
         model_deployment=judge.model_deployment,

@@ -224,13 +224,15 @@ def test_an_expected_event_is_one_warning_line_without_a_traceback(
 def test_running_out_of_memory_reading_a_reply_is_named_never_no_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """A MemoryError while the verdict is read fails the call as such, with no repair turn: the reply may hold a valid
     verdict, so "no verdict in reply" (and its advice to use a larger judge) would be wrong."""
+    from helm_mtsamples_ext.common.failure_kinds import OUT_OF_MEMORY
     from helm_mtsamples_ext.judges import call
     from helm_mtsamples_ext.judges.outcome import Sent
+    from helm_mtsamples_ext.judges.reply import reading
 
     def exhausted(*_: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(call, "parse_verdict", exhausted)
+    monkeypatch.setattr(reading, "parse_verdict", exhausted)
     outcome = CallOutcome()
     assert call._read_reply(outcome, Sent("ok", text="{}"), None, (), 512) is None
-    assert (outcome.verdict, outcome.failure) == (None, call.OUT_OF_MEMORY)
+    assert (outcome.verdict, outcome.failure) == (None, OUT_OF_MEMORY)

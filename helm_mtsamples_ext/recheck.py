@@ -29,7 +29,6 @@ from helm_mtsamples_ext.common.atomic import replace_file
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.common.suite_name import suite_problem
-from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.judges.call import JudgeAccessError
 from helm_mtsamples_ext.judges.recheck_calls import Question, ask_again, question, uncached_client
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
@@ -43,6 +42,7 @@ from helm_mtsamples_ext.report.judged_answers import (
     judged_runs,
     sample_runs,
 )
+from helm_mtsamples_ext.report.judging_cost import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.suite import report_path, suite_path
 

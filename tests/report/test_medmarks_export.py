@@ -19,6 +19,7 @@ from helm_mtsamples_ext.report.medmarks_export import ModelExport, slug, write_e
 from tests.report.medmarks_export import export_suite
 from tests.report.medmarks_suite import ALPHA, BETA, HOSTILE, MANIFEST_ORDER, build_medmarks_suite
 from tests.report.reports import run_report
+from tests.report.suites import NOTES, Run, build_suite, control_run, ok
 
 pytestmark = pytest.mark.helm
 
@@ -170,3 +171,22 @@ def test_models_whose_names_slug_alike_get_their_own_directories(tmp_path: Path)
     files = json.loads((panel / "env_index.json").read_text(encoding="utf-8"))["files"]
     assert len(files) == 2 and {entry["model_id"] for entry in files.values()} == {"acme/x", "acme_x"}
     assert all((panel / path).is_file() for path in files)
+
+
+def test_each_panel_has_its_own_export_and_controls_are_left_out(tmp_path: Path) -> None:
+    """A second panel's run of alpha goes to its own directory and env_index.json (rewards of two juries are
+    never ranked together); a control run of the judge audit is no model to rank."""
+    manifest = build_medmarks_suite(tmp_path)
+    other = Run(ALPHA, ["judge-three"], {"n1.txt": {"judge-three": ok(3, 3, 3)}}, extra_args="judges=judge-three")
+    control = control_run("reference", {"n1.txt": {"judge-one": 1.0, "judge-two": 1.0}})
+    build_suite(tmp_path, [other, control], notes=NOTES)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(MANIFEST_ENV, str(manifest))
+        assert run_report(tmp_path, tmp_path / "report", "--export", "medmarks") == 0
+    export = tmp_path / "report" / "medmarks"
+    assert sorted(p.name for p in export.iterdir()) == ["judge-one_judge-two", "judge-three"]
+    index = json.loads((export / "judge-three" / "env_index.json").read_text(encoding="utf-8"))
+    assert index["panel"] == "judge-three" and [e["model_id"] for e in index["files"].values()] == [ALPHA]
+    assert math.isclose(_parquet(export / "judge-three", ALPHA)["reward"].iloc[0], 0.6)
+    index = json.loads((export / "judge-one_judge-two" / "env_index.json").read_text(encoding="utf-8"))
+    assert sorted(e["model_id"] for e in index["files"].values()) == [ALPHA, BETA]

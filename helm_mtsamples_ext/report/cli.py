@@ -2,6 +2,7 @@
 
     helm-mtsamples-report --suite v1 [-o benchmark_output] [--out DIR] [--bootstrap 2000] [--seed 0]
                           [--rating-sample N [--rating-overlap 0.2]] [--ratings a.csv [--ratings b.csv]]
+                          [--export medmarks]
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
 `<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
@@ -9,7 +10,8 @@ it for a broken run): instances.csv/.parquet, leaderboard.csv, pairwise.csv, by_
 judge_self_preference.csv, leaderboard.png,
 report.md, report.html (the review page, with its rating mode) and, when the suite holds control runs,
 judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv;
-judge_versions.csv (the model each judge's server reported, with a WARNING when one judge's verdicts mix them). A run
+judge_versions.csv (the model each judge's server reported, with a WARNING when one judge's verdicts mix them);
+with --export medmarks, medmarks/ (medmarks_export.py: the parquet and result records Medmarks reads). A run
 directory that cannot be read, and a rating that matches no run or note, are named on stderr; the rest is still
 reported.
 
@@ -30,7 +32,11 @@ import pandas as pd
 from helm_mtsamples_ext.common.outside_text import encodable_table, terminal
 from helm_mtsamples_ext.common.secrets import machine_keys, mask_table
 from helm_mtsamples_ext.common.suite_name import suite_problem
+from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
+from helm_mtsamples_ext.data.example_ids import example_ids
+from helm_mtsamples_ext.data.notes import DataError
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
+from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ExportError, ModelExport, build_export
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import RatingRound, answers_table
@@ -81,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--judge-prices", type=Path, help="YAML of USD per million input/output tokens per judge model: adds the cost"
+    )
+    parser.add_argument(
+        "--export",
+        choices=["medmarks"],
+        help="also write medmarks/: per panel and model, the parquet `medarc-eval winrate` reads and MedARC's records",
     )
     return parser
 
@@ -136,6 +147,13 @@ def _report(
     except RatingsError as error:
         progress.say(f"error: {error}")
         return None
+    medmarks: list[ModelExport] | None = None
+    if args.export == "medmarks":
+        try:  # before anything is written: a refused export leaves the previous report as it was
+            medmarks = build_export(data.instances, example_ids(resolve_manifest()))
+        except (ExportError, DataError) as error:
+            progress.say(f"error: --export medmarks: {error}")
+            return None
     progress.step("tables")
     tables = build_tables(data.instances, settings, ratings, prices)
     for judge in unpriced(data.instances, prices) if prices else []:
@@ -147,7 +165,9 @@ def _report(
         progress.say(
             f"warning: --rating-sample {args.rating_sample}: nothing to rate: {nothing_to_rate(data.instances)}"
         )
-    write_report(tables, out, args.suite, data.problems, settings_text, sample, progress)
+    write_report(tables, out, args.suite, data.problems, settings_text, sample, progress, medmarks)
+    if medmarks is not None:
+        progress.say(f"Medmarks export written to {out / EXPORT_DIR}/ (one env_index.json per panel)")
     return tables, out
 
 

@@ -20,6 +20,7 @@ from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.csv_safe import write_csv
 from helm_mtsamples_ext.report.figure import write_figure
+from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ModelExport, write_export
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
@@ -29,8 +30,11 @@ from helm_mtsamples_ext.report.tables import audit_lines
 FIGURE_NAME = "leaderboard.png"
 TABLES = ("instances", "leaderboard", "pairwise", "by_specialty", "judge_self_preference", "judge_audit",
           "judge_versions", "judge_human_agreement")  # fmt: skip
-REPORT_FILES = (*(f"{t}.csv" for t in TABLES), "instances.parquet", FIGURE_NAME, "report.html", "report.md")
-"""Every file the report may write: one this report does not write is not carried over from the previous one."""
+REPORT_FILES = (
+    *(f"{t}.csv" for t in TABLES), "instances.parquet", FIGURE_NAME, "report.html", "report.md", EXPORT_DIR
+)  # fmt: skip
+"""Every file the report may write: one this report does not write is not carried over from the previous one (an
+earlier Medmarks export would be stale beside new tables, so a report without ``--export medmarks`` drops it)."""
 PAUSE_ENV = "HELM_MTSAMPLES_REPORT_PAUSE"
 INSTANCE_COLUMNS = [
     "panel", "model", "judge", "note", "note_id", "specialty", "extracted_section", *DIMENSIONS,
@@ -47,13 +51,18 @@ def write_report(
     settings_text: str,
     sample: RatingRound = EVERY_ANSWER,
     progress: ReportProgress | None = None,
+    medmarks: list[ModelExport] | None = None,
 ) -> None:
     """Every file of the report directory ``out`` (created if missing), the set replaced whole (atomic.py): a
     report that fails or is killed leaves the previous set as it was. judge_audit.csv only for a suite with
     control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always.
-    ``progress`` is told each step."""
+    ``progress`` is told each step. ``medmarks``: the Medmarks export (medmarks_export.py), in ``medmarks/``."""
     with whole_directory(out, REPORT_FILES) as new:
         _write_files(tables, new, suite, problems, settings_text, sample, progress)
+        if medmarks is not None:
+            if progress is not None:
+                progress.step("Medmarks export")
+            write_export(medmarks, new / EXPORT_DIR)
 
 
 def _pause_for_tests(step: str) -> None:

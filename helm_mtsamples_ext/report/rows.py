@@ -111,6 +111,7 @@ def state_rows(state: dict[str, Any], judges: list[str], record: NoteRecord | No
         "note_text": instance.get("input", {}).get("text", ""),
         "reference": _reference(instance),
         "answer": text,
+        "prompt": str((state.get("request") or {}).get("prompt") or ""),  # what the model was sent (Medmarks export)
         "model_family": stored.model_family if stored is not None else None,
         "rules_version": stored.rules_version if stored is not None else None,
     }

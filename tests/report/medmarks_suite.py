@@ -1,0 +1,59 @@
+"""A small suite for the Medmarks export tests: two models, one note unjudged for one of them, a hostile answer.
+
+Rewards (judge reward = sum/15, note reward = mean over the judges that gave one):
+
+  note  manifest index   alpha: j1 / j2 -> note     beta: j1 / j2 -> note
+  n3    0                555 / 555 -> 1.0            333 / 333 -> .6
+  n1    1                555 / 444 -> .9 (hostile)   222 / 222 -> .4
+  n2    2                444 / 444 -> .8             both failed -> unjudged (null)
+  n4    3                555 / 555 -> 1.0            444 / 333 -> .7
+
+alpha beats beta on every note both have. The manifest lists the notes out of name order (n3 first), so an id
+that followed the file names' order, or the order of the run, would show.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed, ok
+
+ALPHA = "acme/alpha"
+BETA = "acme/beta"
+MANIFEST_ORDER = ["n3.txt", "n1.txt", "n2.txt", "n4.txt"]
+HOSTILE = '<script>alert("x")</script>\x1b[31m"}\n{"reward": 1.0}\u2028</textarea>'
+"""An answer with HTML, an escape sequence, a forged JSON line and a line separator: it must stay one string."""
+
+ALPHA_RUN = Run(
+    model=ALPHA,
+    judges=JUDGES,
+    verdicts={
+        "n1.txt": {"judge-one": ok(5, 5, 5), "judge-two": ok(4, 4, 4)},
+        "n2.txt": {"judge-one": ok(4, 4, 4), "judge-two": ok(4, 4, 4)},
+        "n3.txt": {"judge-one": ok(5, 5, 5), "judge-two": ok(5, 5, 5)},
+        "n4.txt": {"judge-one": ok(5, 5, 5), "judge-two": ok(5, 5, 5)},
+    },
+    outputs={"n1.txt": HOSTILE},
+)
+BETA_RUN = Run(
+    model=BETA,
+    judges=JUDGES,
+    verdicts={
+        "n1.txt": {"judge-one": ok(2, 2, 2), "judge-two": ok(2, 2, 2)},
+        "n2.txt": {"judge-one": failed("call error: HTTP 500"), "judge-two": failed("no verdict in reply")},
+        "n3.txt": {"judge-one": ok(3, 3, 3), "judge-two": ok(3, 3, 3)},
+        "n4.txt": {"judge-one": ok(4, 4, 4), "judge-two": ok(3, 3, 3)},
+    },
+)
+PANEL_DIR = "judge-one_judge-two"
+"""The panel ``judge-one+judge-two`` as a directory name."""
+
+
+def build_medmarks_suite(output: Path) -> Path:
+    """The suite under ``output/runs/v1``, and the manifest it was "run with", whose path is returned (for
+    ``MTSAMPLES_PROCEDURES_MANIFEST``)."""
+    build_suite(output, [ALPHA_RUN, BETA_RUN], notes=[n for n in NOTES if n.filename in MANIFEST_ORDER])
+    manifest = output / "manifest.tsv"
+    rows = ["name\tbytes\tsha256", *(f"{name}\t10\t{'0' * 64}" for name in MANIFEST_ORDER)]
+    manifest.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return manifest

@@ -5,7 +5,11 @@ rules. The rewards are recomputed here from the judges' scores, by the formula t
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
+import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -160,10 +164,41 @@ def test_a_judge_without_a_key_is_refused_at_load(notes_env: dict[str, str], mon
         vf.load_environment(ENV_ID, judge_model="ja")
 
 
+def test_a_reply_without_a_verdict_gets_a_repair_turn(notes_env: dict[str, str]) -> None:
+    outputs, judges, _ = evaluate({"jr": "repairable"}, n=1)
+    (feedback,) = outputs[0]["info"]["judge_feedback"]["judges"]
+    assert feedback["error"] is None and outputs[0]["reward"] == pytest.approx(judge_reward(feedback["scores"]))
+    assert [r.turns for r in judges.requests] == [1, 2]
+
+
+def readme_vf_eval() -> list[str]:
+    """The README's vf-eval command line, split as the shell would."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    (line,) = [line for line in readme.splitlines() if line.startswith(".venv-verifiers/bin/vf-eval ")]
+    return shlex.split(line)
+
+
+def test_the_readmes_vf_eval_command_runs_the_environment(
+    notes_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's command with its placeholders filled (the model, its URL and key variable; the judges' URL)."""
+    command = readme_vf_eval()
+    option = {flag: i + 1 for i, flag in enumerate(command) if flag.startswith("-")}
+    env_args = json.loads(command[option["-a"]])
+    with JudgeServer(dict.fromkeys(env_args["judge_model"], "steady")) as judges, ModelServer() as model:
+        command[0] = str(Path(sys.executable).with_name("vf-eval"))
+        command[option["-m"]], command[option["-b"]] = "alpha", model.base_url
+        monkeypatch.setenv(command[option["-k"]], "model-key")
+        env_args.update(judge_base_url=judges.base_url, judge_api_key="judge-key")
+        command[option["-a"]], command[option["-n"]] = json.dumps(env_args), "2"
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert len(model.requests) == 2 and judges.count() == 2
+    assert "reward: avg" in done.stdout
+
+
 def test_this_venv_has_no_helm_and_the_environment_needs_none() -> None:
     """The door's promise (its own venv, no HELM): these tests ran the environment without HELM installed."""
-    import sys
-
     import helm_mtsamples_ext.verifiers_env  # noqa: F401
 
     assert importlib.util.find_spec("helm") is None and "helm" not in sys.modules

@@ -38,8 +38,9 @@ from helm_mtsamples_ext.scoring.reward import score_note
 
 DEFAULT_JUDGE = "gpt-5-mini"
 DEFAULT_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
-HONOURED = ("extraction", "judge_prompt", "judge_timeout", "judge_structured", "answer_cap", "explanation_cap")
-"""The run entry's arguments this door takes as keyword arguments; the others are HELM's runner's."""
+DEFAULT = RunEntryArgs()
+"""The run entry's defaults: the door's keyword arguments default to them (``medarc-eval`` lists them in --help and
+accepts only named parameters, so each honoured argument is one)."""
 
 # --- LOCAL COPY of HELM's model prompt (run_spec.py's adapter spec), until common/model_prompt.py is merged. -------
 # HELM's get_generation_adapter_spec(instructions=INSTRUCTIONS, input_noun="Patient Notes",
@@ -64,11 +65,11 @@ def _local_max_tokens(use_think: bool) -> int:
 # --- end of the local copy ------------------------------------------------------------------------------------------
 
 
-def _run_args(use_think: bool, kwargs: dict[str, Any]) -> RunEntryArgs:
+def _run_args(named: dict[str, Any], kwargs: dict[str, Any]) -> RunEntryArgs:
     """The run entry's arguments (``RunEntryArgs.parse``: an unknown one is one line naming the closest); one this
-    door does not honour is refused in one line, never silently ignored."""
-    args = RunEntryArgs.parse(use_think=use_think, **kwargs)
-    unused = sorted(set(kwargs) - set(HONOURED))
+    door does not honour (``kwargs`` that parse) is refused in one line, never silently ignored."""
+    args = RunEntryArgs.parse(**named, **kwargs)
+    unused = sorted(kwargs)
     if unused:
         hint = "; give the panel as judge_model (a string or a list)" if "judges" in unused else ""
         raise ValueError(f"{', '.join(unused)}: HELM's runner's argument(s), not the verifiers environment's{hint}")
@@ -179,13 +180,25 @@ def load_environment(
     judge_model: str | list[str] = DEFAULT_JUDGE,
     judge_base_url: str | list[str] | None = None,
     judge_api_key: str | list[str] | None = None,
+    extraction: str = DEFAULT.extraction,
+    judge_prompt: str = DEFAULT.judge_prompt,
+    judge_timeout: float = DEFAULT.judge_timeout,
+    judge_structured: str = DEFAULT.judge_structured,
+    answer_cap: int = DEFAULT.answer_cap,
+    explanation_cap: int | None = DEFAULT.explanation_cap,
     **kwargs: Any,
 ) -> Any:
-    """The environment: our pinned notes, HELM's prompt to the model, our panel and reward."""
+    """The environment: our pinned notes, HELM's prompt to the model, our panel and reward. The arguments after
+    ``judge_api_key`` are the run entry's (README: Run-entry arguments); the run entry's others are HELM's runner's
+    and refused here."""
     import verifiers as vf
     from datasets import Dataset
 
-    args = _run_args(use_think, kwargs)
+    named = dict(
+        use_think=use_think, extraction=extraction, judge_prompt=judge_prompt, judge_timeout=judge_timeout,
+        judge_structured=judge_structured, answer_cap=answer_cap, explanation_cap=explanation_cap,
+    )  # fmt: skip
+    args = _run_args(named, kwargs)
     judges = list_judges(judge_model, judge_base_url, judge_api_key, os.environ)
     keyless = [j.name for j in judges if not j.api_key]
     if keyless:

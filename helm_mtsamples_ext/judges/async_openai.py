@@ -17,11 +17,13 @@ from typing import Any
 
 from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNAVAILABLE, TIMED_OUT
 from helm_mtsamples_ext.common.record import JudgeEntry
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict import Verdict
 from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema, verdict_schema
+from helm_mtsamples_ext.judges.settings import CallSettings
 
 REPLY_CAP = 64 * 1024
 """Characters of a reply beyond which it is a failure, as in HELM's path (``cache_gate.REPLY_CAP``)."""
@@ -47,12 +49,12 @@ def format_body(mode: str, explanation_cap: int | None) -> dict[str, Any] | None
 
 @dataclass(frozen=True)
 class AsyncCallSettings:
-    """How each call is made (HELM's ``CallSettings`` defaults for the same knobs)."""
+    """How each call is made: HELM's path's defaults (``CallSettings``, ``RunEntryArgs``), read from there."""
 
-    max_tokens: int = 1024
-    repair_turns: int = 2
-    structured: str = "auto"
-    explanation_cap: int | None = None
+    max_tokens: int = CallSettings.max_tokens
+    repair_turns: int = CallSettings.repair_turns
+    structured: str = RunEntryArgs.judge_structured
+    explanation_cap: int | None = RunEntryArgs.explanation_cap
 
 
 @dataclass

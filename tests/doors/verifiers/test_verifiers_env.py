@@ -197,6 +197,17 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
     assert "reward: avg" in done.stdout
 
 
+def test_medarc_eval_takes_medarcs_arguments_and_ours_by_name(notes_env: dict[str, str], tmp_path: Path) -> None:
+    """medarc-eval accepts only parameters load_environment names (no **kwargs): ours are named, so it takes them."""
+    with JudgeServer({"ja": "steady"}) as judges, ModelServer() as model:
+        command = [str(Path(sys.executable).with_name("medarc-eval")), ENV_ID, "-m", "alpha", "-b", model.base_url]
+        command += ["-k", KEY_VAR, "-n", "1", "-r", "1", "--judge-model", "ja", "--judge-base-url", judges.base_url]
+        command += ["--judge-api-key", "judge-key", "--env-arg", "judge_prompt=ours", "--env-arg", "answer_cap=5000"]
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert len(model.requests) == 1 and judges.count() == 1
+
+
 def test_this_venv_has_no_helm_and_the_environment_needs_none() -> None:
     """The door's promise (its own venv, no HELM): these tests ran the environment without HELM installed."""
     import helm_mtsamples_ext.verifiers_env  # noqa: F401

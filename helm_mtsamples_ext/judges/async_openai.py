@@ -181,7 +181,8 @@ def _read(completion: Any, mode: str) -> _Sent:
         return _Sent(failure=shape or "not a chat completion", mode=mode, response=response)
     text = choices[0]["message"].get("content") or ""
     if len(text) > REPLY_CAP:
-        return _Sent(text[:REPLY_CAP], failure=f"reply too long ({len(text)} characters; the cap is {REPLY_CAP})")
+        too_long = f"reply too long ({len(text)} characters; the cap is {REPLY_CAP})"
+        return _Sent(text[:REPLY_CAP], failure=too_long, mode=mode, response=response)
     return _Sent(text, choices[0].get("finish_reason"), mode=mode, response=response)
 
 

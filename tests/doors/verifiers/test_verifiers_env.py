@@ -128,6 +128,13 @@ def test_a_note_no_judge_scored_has_a_missing_reward_never_0(notes_env: dict[str
         assert output["info"]["judge_feedback"]["score"] is None
 
 
+def test_a_judge_that_times_out_is_excluded_with_its_reason(notes_env: dict[str, str]) -> None:
+    outputs, judges, _ = evaluate({"ja": "steady", "js": "slow"}, n=1, judge_timeout=1)
+    feedback = {j["name"]: j for j in outputs[0]["info"]["judge_feedback"]["judges"]}
+    assert (feedback["js"]["error"], feedback["js"]["score"]) == ("timed out", None)
+    assert outputs[0]["reward"] == pytest.approx(judge_reward(judges.scores_for("ja", judge_prompt(outputs[0]))))
+
+
 def test_a_judge_refusing_the_schema_is_asked_without_it(notes_env: dict[str, str]) -> None:
     outputs, judges, _ = evaluate({"jf": "format_refuser"}, n=1)
     assert not math.isnan(outputs[0]["reward"])

@@ -111,6 +111,14 @@ def test_e2e_is_the_folder(tmp_path: Path, graph: Graph) -> None:
     assert rule_breaks(outside, graph, e2e_dir=tmp_path) == []
 
 
+def test_a_doors_tests_keep_no_helm_marker_rule(tmp_path: Path, graph: Graph) -> None:
+    """tests/doors/<door>/ runs in the door's venv, without HELM: a module of ours reaching HELM on a path the door
+    never takes does not make its tests HELM tests."""
+    module = planted(tmp_path, f"from {PACKAGE}.annotator import JudgeAnnotator\n")
+    assert rule_breaks(module, graph, doors_dir=tmp_path) == []
+    assert len(rule_breaks(module, graph)) == 1
+
+
 def test_a_test_module_importing_another_is_one_line(tmp_path: Path, graph: Graph) -> None:
     (line,) = rule_breaks(planted(tmp_path, "from tests.judges.test_call import posts\n"), graph)
     assert line.startswith(f"{tmp_path / 'test_planted.py'} imports the test module tests.judges.test_call: move")

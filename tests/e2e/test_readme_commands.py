@@ -33,10 +33,14 @@ from tests.e2e.helm_tools import BIN, free_port, user_env, wait_until_serving
 from tests.synthetic_notes import SyntheticNotes
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm"}
-TEST_RUNS = [".venv/bin/python -m pytest", '.venv-medhelm/bin/python -m pytest -m "helm or e2e"']
+TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm", ".venv-verifiers": "verifiers"}
+TEST_RUNS = [
+    ".venv/bin/python -m pytest",
+    '.venv-medhelm/bin/python -m pytest -m "helm or e2e"',
+    ".venv-verifiers/bin/python -m pytest tests/doors/verifiers -m verifiers",
+]
 """The first HELM runs the whole suite; the second only what touches a difference between them (the markers that
-tests/collection_rules.py keeps true)."""
+tests/collection_rules.py keeps true); a door's venv (no HELM) only the door's own tests."""
 
 
 def _readme_commands() -> ModuleType:
@@ -62,7 +66,7 @@ OTHER_BLOCKS = [
 
 @dataclass(frozen=True)
 class Step:
-    kind: str  # venv, activate, install, export, helm-run, server, synopsis, run
+    kind: str  # venv, activate, install, export, door, helm-run, server, synopsis, run
     command: str  # as the README writes it, without a trailing comment
 
 
@@ -76,6 +80,8 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     ("tool", r"(\S+/bin/)?pip install (--no-deps )?'?[a-z][\w.-]*(\[\w+\])?'?"),
     ("tool", r"[A-Z_]+=\S.*"),
     ("tool", r"\S+/bin/python -m (?!helm_mtsamples_ext)\w[\w.]* .+"),
+    # a door's command in the door's own venv (no HELM there): its own tests run it (tests/doors/<door>/), not this
+    ("door", r"\.venv-verifiers/bin/(vf-eval|medarc-eval) .+"),
     ("helm-run", r"(helm-run|medhelm-run) .+"),
     ("server", r"helm-server .+"),
     ("synopsis", r"helm-mtsamples-report .*\[.+"),
@@ -108,7 +114,7 @@ def test_ci_runs_exactly_the_readmes_test_lines() -> None:
     assert sorted(setup + browser + tests) == sorted(lines) and len(browser) == 1
     venvs = {}
     for line in setup:
-        found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test,dev\]'", line)
+        found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test(?:,dev)?\]'", line)
         assert found, line
         venvs[found[1]] = found[2]
     assert venvs == TEST_VENVS

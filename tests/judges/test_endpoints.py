@@ -55,6 +55,13 @@ def test_json_schema_mode_sends_helms_json_schema_form(client: JudgeEndpointClie
     assert sent["json_schema"]["schema"] == VERDICT_SCHEMA and sent["json_schema"]["strict"] is True
 
 
+def test_the_doors_without_helm_send_helms_json_schema_body_byte_for_byte(client: JudgeEndpointClient) -> None:
+    """A verifiers rubric's judges (judges/async_openai.py) ask for exactly what HELM's client asks for."""
+    from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema
+
+    assert raw_request(client, "json_schema")["response_format"] == openai_json_schema()
+
+
 def test_off_mode_sends_no_response_format(client: JudgeEndpointClient) -> None:
     """Unconstrained: the request has no response_format at all."""
     raw = raw_request(client, "off")

@@ -1,0 +1,219 @@
+"""MTSamples Procedures as a verifiers environment (MedARC's Medmarks harness): our rules behind verifiers' door.
+
+``verifiers.load_environment("helm_mtsamples_ext.verifiers_env", judge_model=[...], ...)`` or ``vf-eval
+helm_mtsamples_ext.verifiers_env``. MedARC's arguments (``judge_model``, ``judge_base_url``, ``judge_api_key``: a
+string or a list, matched by position; ``use_think``; ``cache_dir``), our run entry's others as keyword arguments.
+Only the glue is here: the notes are ``data/``'s (pinned, HELM's extraction), the judge prompt, the verdict reading
+and the repair turns ``judges/``', the reward ``scoring/``'s. A judge that fails counts for nothing, with its
+reason in ``info["judge_feedback"]``; a note no judge scored has reward NaN, a missing reward, never 0 (verifiers
+0.1.x turns a reward function's exception or None into 0.0, and keeps a float NaN as it is). No HELM here: the
+module never imports ``helm`` (the verifiers venv has none).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.answer import strip_think
+from helm_mtsamples_ext.common.answer_cap import judged_answer
+from helm_mtsamples_ext.common.choices import HELM_FENCED
+from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
+from helm_mtsamples_ext.common.outside_text import encodable_text
+from helm_mtsamples_ext.common.record import NoteRecord
+from helm_mtsamples_ext.common.rules import RULES_VERSION
+from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
+from helm_mtsamples_ext.data.instances import NoteSample, build_samples
+from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
+from helm_mtsamples_ext.judges.async_openai import AsyncCallSettings, AsyncJudge
+from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
+from helm_mtsamples_ext.scoring.reward import score_note
+
+DEFAULT_JUDGE = "gpt-5-mini"
+DEFAULT_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
+DEFAULT = RunEntryArgs()
+"""The run entry's defaults: the door's keyword arguments default to them (``medarc-eval`` lists them in --help and
+accepts only named parameters, so each honoured argument is one)."""
+
+# --- LOCAL COPY of HELM's model prompt (run_spec.py's adapter spec), until common/model_prompt.py is merged. -------
+# HELM's get_generation_adapter_spec(instructions=INSTRUCTIONS, input_noun="Patient Notes",
+# newline_after_input_noun=False, output_noun="Answer", max_train_instances=0) renders
+# f"{instructions}\n\nPatient Notes: {input}\nAnswer:" (checked against crfm-helm 0.5.16's Prompt), sent as one user
+# message at temperature 0 with max_tokens 512 (2048 with use_think). Replace by common/model_prompt.py once merged.
+_INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
+_THINK_INSTRUCTIONS = (
+    " First reason step by step inside <think></think> tags; then, after the closing tag, give only the plan."
+)
+
+
+def _local_model_prompt(note_input: str, use_think: bool) -> str:
+    """LOCAL: the text HELM gives the model under test for one note (see the block comment above)."""
+    return f"{_INSTRUCTIONS}{_THINK_INSTRUCTIONS if use_think else ''}\n\nPatient Notes: {note_input}\nAnswer:"
+
+
+def _local_max_tokens(use_think: bool) -> int:
+    return 2048 if use_think else 512
+
+
+# --- end of the local copy ------------------------------------------------------------------------------------------
+
+
+def _run_args(named: dict[str, Any], kwargs: dict[str, Any]) -> RunEntryArgs:
+    """The run entry's arguments (``RunEntryArgs.parse``: an unknown one is one line naming the closest); one this
+    door does not honour (``kwargs`` that parse) is refused in one line, never silently ignored."""
+    args = RunEntryArgs.parse(**named, **kwargs)
+    unused = sorted(kwargs)
+    if unused:
+        hint = "; give the panel as judge_model (a string or a list)" if "judges" in unused else ""
+        raise ValueError(f"{', '.join(unused)}: HELM's runner's argument(s), not the verifiers environment's{hint}")
+    if args.judge_prompt in ("helm", HELM_FENCED) and importlib.util.find_spec("helm") is None:
+        raise ValueError(
+            f"judge_prompt={args.judge_prompt} fills HELM's template, and HELM is not installed here: "
+            "use judge_prompt=prefix (the default) or ours"
+        )
+    return args
+
+
+def _samples(cache_dir: str | None, extraction: str) -> list[tuple[int, NoteSample]]:
+    """The notes' samples, each with its ``example_id``: the note's position in the manifest (0-based), the same for
+    every model and every extraction, so runs of different models pair up note by note."""
+    directory = Path(cache_dir or os.environ.get(CACHE_DIR_ENV) or DEFAULT_CACHE_DIR).expanduser()
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        paths = ensure_notes(directory, base_url=resolve_base_url(None), manifest=resolve_manifest())
+    except Exception as e:  # NoteHostUnreachable, ManifestUnusable, DataError: one line, already naming the fix
+        raise ValueError(f"{names.RUN_ENTRY}: {e}") from None
+    position = {filename: i for i, filename in enumerate(paths)}
+    batch = build_samples({name: path.read_bytes() for name, path in paths.items()}, extraction)
+    return [(position[s.filename], s) for s in batch.samples]
+
+
+def _row(example_id: int, sample: NoteSample, use_think: bool) -> dict[str, Any]:
+    """A dataset row as SingleTurnEnv reads it; ``info`` carries MedARC's fields and ours."""
+    info = {
+        "instance_id": sample.id,
+        "filename": sample.filename,
+        "extracted_section": sample.extracted_section,
+        "procedure_note": sample.input,
+        "reference_plan": sample.reference,
+        "specialty": sample.specialty or "",
+        "extraction": sample.extraction,
+    }
+    question = _local_model_prompt(sample.input, use_think)
+    return {"example_id": example_id, "question": question, "answer": sample.reference, "info": info}
+
+
+def _completion_text(completion: Any) -> str:
+    """The model's answer: the last assistant message's text (verifiers 0.1.11 gives pydantic messages)."""
+    if isinstance(completion, str):
+        return completion
+    for message in reversed(list(completion or [])):
+        if message["role"] == "assistant":
+            return str(message["content"] or "")
+    return ""
+
+
+def _scrubber(judges: list[ListedJudge]) -> Any:
+    keys = sorted({j.api_key for j in judges if j.api_key and len(j.api_key) >= 4}, key=len, reverse=True)
+
+    def scrub(text: str) -> str:
+        for key in keys:
+            text = text.replace(key, "***")
+        return text
+
+    return scrub
+
+
+class _Panel:
+    """The judges of one environment, each behind its own AsyncOpenAI client (as MedARC's MultiJudge)."""
+
+    def __init__(self, judges: list[ListedJudge], args: RunEntryArgs) -> None:
+        from openai import AsyncOpenAI
+
+        scrub = _scrubber(judges)
+        settings = AsyncCallSettings(structured=args.judge_structured, explanation_cap=args.explanation_cap)
+        self.args, self.listed = args, judges
+        self.judges = [
+            AsyncJudge(
+                AsyncOpenAI(base_url=j.base_url, api_key=j.api_key, timeout=args.judge_timeout, max_retries=3),
+                j.model,
+                settings,
+                scrub,
+            )
+            for j in judges
+        ]
+
+    async def reward(self, completion: Any, info: dict[str, Any]) -> float:
+        """Our reward for one rollout (NaN when no judge scored the note); the panel's detail into ``info``."""
+        answer = encodable_text(_completion_text(completion))
+        cut = judged_answer(strip_think(answer) if self.args.use_think else answer, self.args.answer_cap)
+        note, reference = encodable_text(info["procedure_note"]), encodable_text(info["reference_plan"])
+        if not cut.text.strip():
+            record = NoteRecord.empty(RULES_VERSION)
+        else:
+            prompt = build_prompt(note, cut.text, reference, self.args.judge_prompt)
+            entries = await asyncio.gather(
+                *(judge.judge(prompt, (cut.text, note), model_deployment=j.model) for judge, j in self._pairs())
+            )
+            named = {j.name: entry for j, entry in zip(self.listed, entries, strict=True)}
+            failed = tuple(name for name, entry in named.items() if entry.failed)
+            record = NoteRecord(named, failed, answer_cut=cut.cut_from, rules_version=RULES_VERSION)
+        scores = score_note(record, [j.name for j in self.listed])
+        info["judge_feedback"] = judge_feedback(record, scores, {j.name: j.model for j in self.listed})
+        info["record"] = record.to_dict()
+        return math.nan if scores.reward is None else scores.reward
+
+    def _pairs(self) -> list[tuple[AsyncJudge, ListedJudge]]:
+        return list(zip(self.judges, self.listed, strict=True))
+
+
+def load_environment(
+    use_think: bool = False,
+    cache_dir: str | None = None,
+    judge_model: str | list[str] = DEFAULT_JUDGE,
+    judge_base_url: str | list[str] | None = None,
+    judge_api_key: str | list[str] | None = None,
+    extraction: str = DEFAULT.extraction,
+    judge_prompt: str = DEFAULT.judge_prompt,
+    judge_timeout: float = DEFAULT.judge_timeout,
+    judge_structured: str = DEFAULT.judge_structured,
+    answer_cap: int = DEFAULT.answer_cap,
+    explanation_cap: int | None = DEFAULT.explanation_cap,
+    **kwargs: Any,
+) -> Any:
+    """The environment: our pinned notes, HELM's prompt to the model, our panel and reward. The arguments after
+    ``judge_api_key`` are the run entry's (README: Run-entry arguments); the run entry's others are HELM's runner's
+    and refused here."""
+    import verifiers as vf
+    from datasets import Dataset
+
+    named = dict(
+        use_think=use_think, extraction=extraction, judge_prompt=judge_prompt, judge_timeout=judge_timeout,
+        judge_structured=judge_structured, answer_cap=answer_cap, explanation_cap=explanation_cap,
+    )  # fmt: skip
+    args = _run_args(named, kwargs)
+    judges = list_judges(judge_model, judge_base_url, judge_api_key, os.environ)
+    keyless = [j.name for j in judges if not j.api_key]
+    if keyless:
+        raise ValueError(f"judge {keyless[0]!r} has no API key: pass judge_api_key or set JUDGE_API_KEY")
+    rows = [_row(i, sample, args.use_think) for i, sample in _samples(cache_dir, args.extraction)]
+    panel = _Panel(judges, args)
+
+    async def mtsamples_reward(completion: Any, info: dict[str, Any]) -> float:
+        return await panel.reward(completion, info)
+
+    return vf.SingleTurnEnv(
+        eval_dataset=Dataset.from_list(rows),
+        rubric=vf.Rubric(funcs=[mtsamples_reward], weights=[1.0]),
+        sampling_args={"temperature": 0.0, "max_tokens": _local_max_tokens(args.use_think)},
+    )
+
+
+__all__ = ["load_environment"]

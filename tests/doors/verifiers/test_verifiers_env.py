@@ -1,0 +1,222 @@
+"""The verifiers environment end to end: verifiers loads it by its module path, asks a loopback model under test
+about notes served by a loopback mirror, and our panel (a loopback judge server) scores the answers with our
+rules. The rewards are recomputed here from the judges' scores, by the formula the README states."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import verifiers as vf
+
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.judges.prompt import build_prompt
+from tests.doors.verifiers.model_server import FAIL_MARKER, ModelServer, answer_for
+from tests.servers.judge import JudgeServer
+from tests.synthetic_notes import SyntheticNotes
+
+pytestmark = pytest.mark.verifiers
+
+ENV_ID = "helm_mtsamples_ext.verifiers_env"
+KEY_VAR = "MTSAMPLES_TEST_MODEL_KEY"
+HELM_INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
+
+
+@pytest.fixture
+def notes_env(
+    synthetic_notes: SyntheticNotes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, str]]:
+    """The synthetic notes through a loopback mirror, cached in a fresh directory; the model's key variable set."""
+    with synthetic_notes.mirror(max_lifetime=300) as mirror:
+        for name, value in mirror.env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setenv("MTSAMPLES_PROCEDURES_CACHE_DIR", str(tmp_path / "notes"))
+        monkeypatch.setenv(KEY_VAR, "model-key")
+        monkeypatch.delenv("JUDGE_API_KEY", raising=False)
+        yield mirror.env
+
+
+def evaluate(
+    judges: dict[str, str], n: int = 3, **env_args: Any
+) -> tuple[list[dict[str, Any]], JudgeServer, ModelServer]:
+    with JudgeServer(judges) as judge_server, ModelServer() as model_server:
+        env = vf.load_environment(
+            ENV_ID,
+            judge_model=list(judges),
+            judge_base_url=judge_server.base_url,
+            judge_api_key="judge-key",
+            **env_args,
+        )
+        client = vf.ClientConfig(api_key_var=KEY_VAR, api_base_url=model_server.base_url, timeout=60, max_retries=0)
+        results = env.evaluate_sync(client=client, model="alpha", num_examples=n, rollouts_per_example=1)
+        return list(results["outputs"]), judge_server, model_server
+
+
+def completion_text(output: dict[str, Any]) -> str:
+    return str(output["completion"][-1]["content"])
+
+
+def judge_prompt(output: dict[str, Any]) -> str:
+    info = output["info"]
+    return build_prompt(info["procedure_note"], completion_text(output), info["reference_plan"], "prefix")
+
+
+def judge_reward(scores: dict[str, int]) -> float:
+    """The README's formula: a judge's reward is the mean of score/5 over its dimensions."""
+    return sum(scores[d] / 5 for d in DIMENSIONS) / len(DIMENSIONS)
+
+
+def test_the_rewards_are_our_scoring_of_the_judges_verdicts_and_a_failed_judge_counts_for_nothing(
+    notes_env: dict[str, str],
+) -> None:
+    outputs, judges, _ = evaluate({"ja": "steady", "jb": "lost_some"})
+    assert len(outputs) == 3
+    failing = [o for o in outputs if FAIL_MARKER in completion_text(o)]
+    assert len(failing) == 1, "the synthetic notes put one Obstetrics note among the first three"
+    for output in outputs:
+        prompt = judge_prompt(output)
+        feedback = {j["name"]: j for j in output["info"]["judge_feedback"]["judges"]}
+        ja = judges.scores_for("ja", prompt)
+        assert feedback["ja"]["scores"] == ja and feedback["ja"]["error"] is None
+        if output in failing:
+            assert feedback["jb"]["scores"] == {} and feedback["jb"]["score"] is None
+            assert feedback["jb"]["error"].startswith("no verdict in reply")
+            assert output["reward"] == pytest.approx(judge_reward(ja))
+        else:
+            jb = judges.scores_for("jb", prompt)
+            assert feedback["jb"]["scores"] == jb and feedback["jb"]["error"] is None
+            assert output["reward"] == pytest.approx((judge_reward(ja) + judge_reward(jb)) / 2)
+        assert output["info"]["judge_feedback"]["score"] == pytest.approx(output["reward"])
+
+
+def test_the_model_gets_helms_prompt_and_the_judges_our_schema(notes_env: dict[str, str]) -> None:
+    outputs, judges, model = evaluate({"ja": "steady"}, n=2)
+    notes = {o["info"]["procedure_note"] for o in outputs}
+    sent = [r["messages"] for r in model.requests]
+    assert sorted(m[0]["content"] for m in sent) == sorted(
+        f"{HELM_INSTRUCTIONS}\n\nPatient Notes: {note}\nAnswer:" for note in notes
+    )
+    assert all(len(m) == 1 and m[0]["role"] == "user" for m in sent), "one user message, no system prompt: HELM's"
+    assert {(r["temperature"], r["max_completion_tokens"]) for r in model.requests} == {(0.0, 512)}
+    assert {r.response_format for r in judges.requests} == {"json_schema"}
+    assert {completion_text(o) for o in outputs} == {answer_for(m[0]["content"]) for m in sent}
+
+
+def test_the_same_note_carries_the_same_example_id_whatever_the_model(notes_env: dict[str, str]) -> None:
+    first, _, _ = evaluate({"ja": "steady"}, n=3)
+    again, _, _ = evaluate({"ja": "steady"}, n=3, judge_prompt="ours")
+    assert [(o["example_id"], o["info"]["filename"]) for o in first] == [
+        (o["example_id"], o["info"]["filename"]) for o in again
+    ]
+    assert len({o["example_id"] for o in first}) == 3
+
+
+def test_a_note_no_judge_scored_has_a_missing_reward_never_0(notes_env: dict[str, str]) -> None:
+    outputs, _, _ = evaluate({"jr": "reject"}, n=2)
+    for output in outputs:
+        assert math.isnan(output["reward"])
+        (feedback,) = output["info"]["judge_feedback"]["judges"]
+        assert feedback["score"] is None and "HTTP 400" in feedback["error"]
+        assert output["info"]["judge_feedback"]["score"] is None
+
+
+def test_a_judge_that_times_out_is_excluded_with_its_reason(notes_env: dict[str, str]) -> None:
+    outputs, judges, _ = evaluate({"ja": "steady", "js": "slow"}, n=1, judge_timeout=1)
+    feedback = {j["name"]: j for j in outputs[0]["info"]["judge_feedback"]["judges"]}
+    assert (feedback["js"]["error"], feedback["js"]["score"]) == ("timed out", None)
+    assert outputs[0]["reward"] == pytest.approx(judge_reward(judges.scores_for("ja", judge_prompt(outputs[0]))))
+
+
+def test_a_judge_refusing_the_schema_is_asked_without_it(notes_env: dict[str, str]) -> None:
+    outputs, judges, _ = evaluate({"jf": "format_refuser"}, n=1)
+    assert not math.isnan(outputs[0]["reward"])
+    assert [r.response_format for r in judges.requests] == ["json_schema", None]
+
+
+# verifiers wraps a load error as "Failed to load environment '<id>': <our line>" (RuntimeError), one line still.
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        ({"judges": "ja"}, "judges: HELM's runner's argument(s), not the verifiers environment's; give the panel as "
+         "judge_model (a string or a list)"),
+        ({"judge_promt": "ours"}, "unknown argument(s) judge_promt (did you mean judge_prompt?); "),
+        ({"judge_base_url": ["http://a/v1", "http://b/v1"], "judge_model": ["x", "y", "z"]},
+         "judge_base_url has 2 values for 3 judge_model values: give one value (for every judge) or one per judge, "
+         "in judge_model's order"),
+        ({"judge_prompt": "helm_fenced"}, "judge_prompt=helm_fenced fills HELM's template, and HELM is not installed "
+         "here: use judge_prompt=prefix (the default) or ours"),
+    ],
+    ids=["helm-only argument", "typo", "list length", "helm template"],
+)  # fmt: skip
+def test_a_wrong_argument_is_one_line_naming_it_and_the_fix(
+    notes_env: dict[str, str], args: dict[str, Any], line: str
+) -> None:
+    with pytest.raises(RuntimeError) as raised:
+        vf.load_environment(ENV_ID, **{"judge_model": "ja", "judge_api_key": "k", **args})
+    said = str(raised.value).removeprefix(f"Failed to load environment '{ENV_ID}': ")
+    assert said.startswith(line) and "\n" not in said
+
+
+def test_a_judge_without_a_key_is_refused_at_load(notes_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(RuntimeError, match=r"judge 'ja' has no API key: pass judge_api_key or set JUDGE_API_KEY$"):
+        vf.load_environment(ENV_ID, judge_model="ja")
+
+
+def test_a_reply_without_a_verdict_gets_a_repair_turn(notes_env: dict[str, str]) -> None:
+    outputs, judges, _ = evaluate({"jr": "repairable"}, n=1)
+    (feedback,) = outputs[0]["info"]["judge_feedback"]["judges"]
+    assert feedback["error"] is None and outputs[0]["reward"] == pytest.approx(judge_reward(feedback["scores"]))
+    assert [r.turns for r in judges.requests] == [1, 2]
+
+
+def readme_vf_eval() -> list[str]:
+    """The README's vf-eval command line, split as the shell would."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    (line,) = [line for line in readme.splitlines() if line.startswith(".venv-verifiers/bin/vf-eval ")]
+    return shlex.split(line)
+
+
+def test_the_readmes_vf_eval_command_runs_the_environment(
+    notes_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's command with its placeholders filled (the model, its URL and key variable; the judges' URL)."""
+    command = readme_vf_eval()
+    option = {flag: i + 1 for i, flag in enumerate(command) if flag.startswith("-")}
+    env_args = json.loads(command[option["-a"]])
+    with JudgeServer(dict.fromkeys(env_args["judge_model"], "steady")) as judges, ModelServer() as model:
+        command[0] = str(Path(sys.executable).with_name("vf-eval"))
+        command[option["-m"]], command[option["-b"]] = "alpha", model.base_url
+        monkeypatch.setenv(command[option["-k"]], "model-key")
+        env_args.update(judge_base_url=judges.base_url, judge_api_key="judge-key")
+        command[option["-a"]], command[option["-n"]] = json.dumps(env_args), "2"
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert len(model.requests) == 2 and judges.count() == 2
+    assert "reward: avg" in done.stdout
+
+
+def test_medarc_eval_takes_medarcs_arguments_and_ours_by_name(notes_env: dict[str, str], tmp_path: Path) -> None:
+    """medarc-eval accepts only parameters load_environment names (no **kwargs): ours are named, so it takes them."""
+    with JudgeServer({"ja": "steady"}) as judges, ModelServer() as model:
+        command = [str(Path(sys.executable).with_name("medarc-eval")), ENV_ID, "-m", "alpha", "-b", model.base_url]
+        command += ["-k", KEY_VAR, "-n", "1", "-r", "1", "--judge-model", "ja", "--judge-base-url", judges.base_url]
+        command += ["--judge-api-key", "judge-key", "--env-arg", "judge_prompt=ours", "--env-arg", "answer_cap=5000"]
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert len(model.requests) == 1 and judges.count() == 1
+
+
+def test_this_venv_has_no_helm_and_the_environment_needs_none() -> None:
+    """The door's promise (its own venv, no HELM): these tests ran the environment without HELM installed."""
+    import helm_mtsamples_ext.verifiers_env  # noqa: F401
+
+    assert importlib.util.find_spec("helm") is None and "helm" not in sys.modules

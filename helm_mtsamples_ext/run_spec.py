@@ -26,6 +26,7 @@ from helm.benchmark.scenarios.scenario import ScenarioSpec
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.families import declared_families
+from helm_mtsamples_ext.common.model_prompt import INPUT_NOUN, OUTPUT_NOUN, instructions, max_tokens
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.record import RESERVED_KEYS
@@ -42,11 +43,6 @@ UNSET_JUDGE = "MTSAMPLES_JUDGE-is-not-set"
 """What run_specs/mtsamples_procedures_local_quickstart.conf names as the judge when MTSAMPLES_JUDGE is unset
 (HOCON keeps the conf's default): a run entry cannot read the environment, so the missing variable is said here."""
 ALLOWED_QUERY_PARAMS = ("api-version",)  # Azure's; anything else in a URL may be a credential
-
-INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
-THINK_INSTRUCTIONS = (
-    " First reason step by step inside <think></think> tags; then, after the closing tag, give only the plan."
-)
 
 
 def short_hash(text: str) -> str:
@@ -224,12 +220,12 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
     panel = resolve_judges(args.judges, args.jury_config_path, args.judge_base_url, args.judge_family)
     think = args.use_think
     adapter_spec: AdapterSpec = get_generation_adapter_spec(
-        instructions=INSTRUCTIONS + (THINK_INSTRUCTIONS if think else ""),
-        input_noun="Patient Notes",
+        # The text the model reads is common/model_prompt.py's, so every door gives it the same words.
+        instructions=instructions(think),
+        input_noun=INPUT_NOUN,
         newline_after_input_noun=False,
-        output_noun="Answer",
-        # Reasoning spends tokens before the plan; 512 would cut most plans off.
-        max_tokens=2048 if think else 512,
+        output_noun=OUTPUT_NOUN,
+        max_tokens=max_tokens(think),
         max_train_instances=0,
         stop_sequences=[],
     )

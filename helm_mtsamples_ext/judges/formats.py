@@ -28,33 +28,13 @@ from typing import Any
 from helm.common.response_format import ResponseFormat
 
 from helm_mtsamples_ext.common.choices import STRUCTURED_MODES
-from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
+from helm_mtsamples_ext.judges.reply.schema import VERDICT_SCHEMA as VERDICT_SCHEMA  # re-exported: HELM-free home
+from helm_mtsamples_ext.judges.reply.schema import verdict_schema
 
 FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")
 FORMAT_SUSPECT_STATUS = (400, 415, 422, 500, 501)
 """How servers refuse a response_format they do not know."""
 _NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.IGNORECASE)
-
-
-def _dimension_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "score": {"type": "integer", "enum": list(range(MIN_SCORE, MAX_SCORE + 1))},
-            "explanation": {"type": "string"},
-        },
-        "required": ["score", "explanation"],
-        "additionalProperties": False,
-    }
-
-
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {dim: _dimension_schema() for dim in DIMENSIONS},
-    "required": list(DIMENSIONS),
-    "additionalProperties": False,
-}
-"""Every object closed and every field required: OpenAI's strict mode refuses a schema otherwise."""
 
 
 @dataclass(frozen=True)
@@ -63,20 +43,6 @@ class JudgeResponseFormat(ResponseFormat):
     it as ``json_schema``, ours (``endpoints.JudgeEndpointClient``) also honours ``mode="json_object"``."""
 
     mode: str = "json_schema"
-
-
-def verdict_schema(explanation_cap: int | None = None) -> dict[str, Any]:
-    """The verdict's schema; with ``explanation_cap``, each explanation at most that many characters.
-
-    Why a cap: a small local judge constrained to the schema writes one explanation until ``max_tokens`` cuts
-    it (SmolLM2-135M: 5,000 characters, then 10,000 on the longer retry, minutes a call on two cores). A
-    llama.cpp grammar honours ``maxLength``, so the verdict closes in a few hundred tokens. Off by default:
-    the schema is part of every request, hence of HELM's cache key, and OpenAI's strict mode refuses it."""
-    if explanation_cap is None:
-        return VERDICT_SCHEMA
-    capped = _dimension_schema()
-    capped["properties"]["explanation"]["maxLength"] = explanation_cap
-    return {**VERDICT_SCHEMA, "properties": {dim: capped for dim in DIMENSIONS}}
 
 
 def response_format(mode: str, explanation_cap: int | None = None) -> JudgeResponseFormat | None:

@@ -172,3 +172,17 @@ def test_more_unjudged_notes_than_max_unjudged_fail_the_eval_in_one_line(
     _, log, _ = inspect_eval(synthetic_notes, tmp_path, {"b": "lost_some"})
     assert log is not None and log.status == "error" and log.error is not None
     assert "33% of the notes were judged by no judge (max_unjudged=0)" in log.error.message
+
+
+def test_the_judges_are_asked_for_the_verdict_schema(run: tuple[EvalLog, JudgeServer]) -> None:
+    _, judges = run
+    assert {r.response_format for r in judges.requests} == {"json_schema"}
+
+
+def test_a_reply_without_a_verdict_gets_one_repair_turn_then_stops_on_the_same_reply(
+    run: tuple[EvalLog, JudgeServer],
+) -> None:
+    """As HELM's path (judges/call.py): up to two repair turns, none once the judge repeats its bad reply."""
+    _, judges = run
+    lost = [r for r in judges.requests if r.model == "b" and MARKER in r.prompt]
+    assert sorted(r.turns for r in lost) == [1, 2]  # the prompt; then prompt, reply, REPAIR_INSTRUCTION

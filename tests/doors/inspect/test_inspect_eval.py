@@ -186,3 +186,17 @@ def test_a_reply_without_a_verdict_gets_one_repair_turn_then_stops_on_the_same_r
     _, judges = run
     lost = [r for r in judges.requests if r.model == "b" and MARKER in r.prompt]
     assert sorted(r.turns for r in lost) == [1, 2]  # the prompt; then prompt, reply, REPAIR_INSTRUCTION
+
+
+def test_a_judge_refusing_response_formats_is_asked_without_one(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """``judge_structured=auto``: json_schema, then llama.cpp's json_object, then none, each dropped only when the
+    server's refusal names it; the verdicts then count as any other."""
+    done, log, judges = inspect_eval(synthetic_notes, tmp_path, {"a": "format_refuser"})
+    assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
+    assert all(not (panel_score(s).metadata or {})["failures"] for s in log.samples)
+    order = ["json_schema", "json_object", None]
+    for prompt in {r.prompt for r in judges.requests}:
+        tried = [r.response_format for r in judges.requests if r.prompt == prompt]
+        assert tried == order[len(order) - len(tried) :]  # from where the judge's memory stood, down to none

@@ -115,7 +115,8 @@ def test_ci_runs_exactly_the_readmes_test_lines() -> None:
     lines = TEST_BLOCK.commands
     setup, browser, tests = (ci.test_commands(kind) for kind in ci.KINDS)
     assert sorted(setup + browser + tests) == sorted(lines) and len(browser) == 1
-    venvs, doors = {}, {}
+    venvs: dict[str, str] = {}
+    doors: dict[str, str] = {}
     for line in setup:
         found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test(,dev)?\]'", line)
         assert found, line

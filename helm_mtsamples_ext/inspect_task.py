@@ -31,6 +31,7 @@ from inspect_ai.solver import TaskState, generate
 from helm_mtsamples_ext.common.answer import strip_think
 from helm_mtsamples_ext.common.answer_cap import judged_answer
 from helm_mtsamples_ext.common.choices import HELM_FENCED
+from helm_mtsamples_ext.common.judge_url import check_base_url
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.outside_text import encodable_text
 from helm_mtsamples_ext.common.record import NoteRecord
@@ -214,7 +215,10 @@ def mtsamples_procedures(
     if args.judge_prompt in ("helm", HELM_FENCED):
         raise ValueError("judge_prompt=helm needs HELM's own template, which this venv has not: use prefix or ours")
     panel = [j.strip() for j in (args.judges or DEFAULT_JUDGES).split("+")]
-    urls = [u.strip() for u in args.judge_base_url.split("+")] if args.judge_base_url else []
+    # Refused as HELM refuses it: the URL is written into the log's task arguments.
+    urls = (
+        [check_base_url(u, n) for n, u in enumerate(args.judge_base_url.split("+"), 1)] if args.judge_base_url else []
+    )
     if not all(panel) or len(set(panel)) != len(panel):
         raise ValueError(f"judges must name different judges joined by '+', got {args.judges!r}")
     if len(urls) > 1 and len(urls) != len(panel):

@@ -200,3 +200,20 @@ def test_a_judge_refusing_response_formats_is_asked_without_one(
     for prompt in {r.prompt for r in judges.requests}:
         tried = [r.response_format for r in judges.requests if r.prompt == prompt]
         assert tried == order[len(order) - len(tried) :]  # from where the judge's memory stood, down to none
+
+
+def test_a_judge_url_that_could_carry_a_key_is_refused_before_any_log_holds_it(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """The log stores the task's arguments: a URL with user:password@ is refused in HELM's words, and no log is
+    written."""
+    command = [
+        str(Path(sys.executable).parent / "inspect"), "eval", "helm_mtsamples_ext/mtsamples_procedures",
+        "--model", "openai-api/loop/m", "--display", "none", "--log-dir", str(tmp_path / "logs"),
+        "-T", "judges=a", "-T", "judge_base_url=http://me:hunter2@127.0.0.1:9/v1",
+    ]  # fmt: skip
+    env = {**os.environ, **synthetic_notes.env(), "LOOP_BASE_URL": "http://127.0.0.1:9/v1", "LOOP_API_KEY": "EMPTY"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "judge_base_url must not carry user:password@" in done.stderr and "hunter2" not in done.stderr
+    assert not list((tmp_path / "logs").glob("*.eval"))

@@ -31,12 +31,13 @@ from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
 from helm_mtsamples_ext.judges.reply.schema import verdict_schema
+from helm_mtsamples_ext.judges.settings import CallSettings
 
 __all__ = ["JudgeCall", "judge_note"]
 
-REPAIR_TURNS = 2
-JUDGE_MAX_TOKENS = 1024
-"""As HELM's path (judges/settings.py ``CallSettings``): a verdict fits in far fewer."""
+REPAIR_TURNS = CallSettings.repair_turns
+JUDGE_MAX_TOKENS = CallSettings.max_tokens
+"""As HELM's path (judges/settings.py): the same budget and repair turns, written once there."""
 REPLY_CAP = 64 * 1024
 """The longest reply sent back in a repair turn, and kept (cut) in the record (judges/cache_gate.py's cap)."""
 FALLBACK_ORDER = ("json_schema", "json_object", "off")
@@ -49,10 +50,10 @@ _FINISH = {"max_tokens": "length", "model_length": "length", "content_filter": "
 class JudgeCall:
     """How one run calls its judges: the structured-output modes to try and, per judge, the one that worked."""
 
-    structured: str = "auto"
-    explanation_cap: int | None = None
-    timeout: float = 120.0
-    max_wait: float = 900.0
+    structured: str
+    explanation_cap: int | None
+    timeout: float
+    max_wait: float
     secrets: tuple[str, ...] = ()
     _mode: dict[str, int] = field(default_factory=dict)
     _worked: set[str] = field(default_factory=set)

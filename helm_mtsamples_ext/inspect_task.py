@@ -37,7 +37,7 @@ from helm_mtsamples_ext.common.outside_text import encodable_text
 from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
-from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import ensure_notes, resolve_base_url, resolve_cache_dir
@@ -47,8 +47,6 @@ from helm_mtsamples_ext.scoring.reward import score_note
 
 __all__ = ["mtsamples_procedures", "panel_scorer"]
 
-DEFAULT_JUDGES = "openai/gpt-4o-mini"
-"""run_spec.py's default panel, as an Inspect model name (Inspect's ``openai`` provider, ``OPENAI_API_KEY``)."""
 DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
 """Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
 JUDGE_SERVICE = "judge"

@@ -30,7 +30,7 @@ from helm_mtsamples_ext.common.model_prompt import INPUT_NOUN, OUTPUT_NOUN, inst
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.record import RESERVED_KEYS
-from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
 from helm_mtsamples_ext.helm_host.compat import find_model_deployment
 from helm_mtsamples_ext.helm_host.families import creator_of
 from helm_mtsamples_ext.helm_host.model_check import building_command, check_model_under_test
@@ -38,7 +38,6 @@ from helm_mtsamples_ext.helm_host.prompt_default import with_stored_prompt_style
 
 __all__ = ["RunEntryArgs", "get_mtsamples_procedures_spec", "resolve_judges", "run_entry"]
 
-DEFAULT_JUDGES = "openai/gpt-4o-mini"
 UNSET_JUDGE = "MTSAMPLES_JUDGE-is-not-set"
 """What run_specs/mtsamples_procedures_local_quickstart.conf names as the judge when MTSAMPLES_JUDGE is unset
 (HOCON keeps the conf's default): a run entry cannot read the environment, so the missing variable is said here."""

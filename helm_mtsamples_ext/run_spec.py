@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import re
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 from helm.benchmark.adaptation.adapter_spec import AdapterSpec
@@ -26,10 +25,12 @@ from helm.benchmark.scenarios.scenario import ScenarioSpec
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.families import declared_families
+from helm_mtsamples_ext.common.judge_url import check_base_url
+from helm_mtsamples_ext.common.model_prompt import INPUT_NOUN, OUTPUT_NOUN, instructions, max_tokens
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.record import RESERVED_KEYS
-from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
 from helm_mtsamples_ext.helm_host.compat import find_model_deployment
 from helm_mtsamples_ext.helm_host.families import creator_of
 from helm_mtsamples_ext.helm_host.model_check import building_command, check_model_under_test
@@ -37,67 +38,13 @@ from helm_mtsamples_ext.helm_host.prompt_default import with_stored_prompt_style
 
 __all__ = ["RunEntryArgs", "get_mtsamples_procedures_spec", "resolve_judges", "run_entry"]
 
-DEFAULT_JUDGES = "openai/gpt-4o-mini"
 UNSET_JUDGE = "MTSAMPLES_JUDGE-is-not-set"
 """What run_specs/mtsamples_procedures_local_quickstart.conf names as the judge when MTSAMPLES_JUDGE is unset
 (HOCON keeps the conf's default): a run entry cannot read the environment, so the missing variable is said here."""
-ALLOWED_QUERY_PARAMS = ("api-version",)  # Azure's; anything else in a URL may be a credential
-
-INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
-THINK_INSTRUCTIONS = (
-    " First reason step by step inside <think></think> tags; then, after the closing tag, give only the plan."
-)
 
 
 def short_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
-
-
-_SECRET_LIKE = re.compile(
-    r"^(sk|pk|rk|key|token|secret|bearer|ghp|hf|xai|gsk)[-_]"  # a provider's key prefix
-    r"|(?<![A-Za-z0-9])(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{20,}",  # a long run of both
-    re.IGNORECASE,
-)
-"""A path segment or query value that reads as a key: a provider's key prefix (``sk-``, ``hf_``), or 20 letters
-and digits mixed without a break (API paths are words and versions: ``v1``, ``deployments``,
-``gpt-4o-mini-2024-07-18``, a UUID)."""
-
-
-def _check_base_url(url: str, position: int = 1) -> str:
-    """Refuse a URL that could carry a secret: run entries are written to run_spec.json and scenario_state.json,
-    and logged. The message names the URL's position and the offending part, never the URL nor its value."""
-    which = "judge_base_url" if position == 1 else f"judge_base_url's URL {position}"
-    where = "keys go in JUDGE_API_KEY_<n>, judgeApiKeys in credentials.conf, or JUDGE_API_KEY"
-    try:
-        parts = urlsplit(url.strip())
-        parts.port  # noqa: B018 (raises on a port that is no number)
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(
-            f"{which} must be an http(s) URL such as http://127.0.0.1:8081/v1 (not repeated here: a URL may hold a "
-            "secret)"
-        )
-    if parts.username or parts.password or "@" in parts.netloc:
-        raise ValueError(f"{which} must not carry user:password@; {where}")
-    if parts.fragment or "#" in url:
-        raise ValueError(f"{which} must not carry a #fragment; {where}")
-    if ";" in parts.path or ";" in parts.query:
-        raise ValueError(f"{which} must not carry ;parameters; {where}")
-    if any(_SECRET_LIKE.search(segment) for segment in parts.path.split("/") if segment):
-        raise ValueError(
-            f"{which} has a path segment that reads as a key: use the API root (e.g. http://host:port/v1); {where}"
-        )
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    extra = sorted({k for k, _ in pairs} - set(ALLOWED_QUERY_PARAMS))
-    if extra or (parts.query and not pairs) or any(_SECRET_LIKE.search(v) for _, v in pairs):
-        named = ", ".join(repr(k) for k in extra) or (
-            "a value that reads as a key" if pairs else "an unparseable query"
-        )
-        raise ValueError(
-            f"{which} may carry only the query parameter {', '.join(ALLOWED_QUERY_PARAMS)}, not {named}; {where}"
-        )
-    return url
 
 
 NAME_SEPARATORS = (",", "=", "+", '"', "'")
@@ -173,7 +120,7 @@ def resolve_judges(
                 "leave it out for the default"
             )
         models = [m.strip() for m in models]
-        urls = [_check_base_url(u, n) for n, u in enumerate(judge_base_url.split("+"), 1)] if judge_base_url else []
+        urls = [check_base_url(u, n) for n, u in enumerate(judge_base_url.split("+"), 1)] if judge_base_url else []
         if len(urls) > 1 and len(urls) != len(models):
             raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(models)} judges: give one, or one each")
         if len(urls) == 1:
@@ -224,12 +171,12 @@ def get_mtsamples_procedures_spec(**raw_args: Any) -> RunSpec:
     panel = resolve_judges(args.judges, args.jury_config_path, args.judge_base_url, args.judge_family)
     think = args.use_think
     adapter_spec: AdapterSpec = get_generation_adapter_spec(
-        instructions=INSTRUCTIONS + (THINK_INSTRUCTIONS if think else ""),
-        input_noun="Patient Notes",
+        # The text the model reads is common/model_prompt.py's, so every door gives it the same words.
+        instructions=instructions(think),
+        input_noun=INPUT_NOUN,
         newline_after_input_noun=False,
-        output_noun="Answer",
-        # Reasoning spends tokens before the plan; 512 would cut most plans off.
-        max_tokens=2048 if think else 512,
+        output_noun=OUTPUT_NOUN,
+        max_tokens=max_tokens(think),
         max_train_instances=0,
         stop_sequences=[],
     )

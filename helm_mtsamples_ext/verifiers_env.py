@@ -24,6 +24,7 @@ from helm_mtsamples_ext.common.answer import strip_think
 from helm_mtsamples_ext.common.answer_cap import judged_answer
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
+from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.outside_text import encodable_text
 from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.rules import RULES_VERSION
@@ -41,28 +42,6 @@ DEFAULT_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
 DEFAULT = RunEntryArgs()
 """The run entry's defaults: the door's keyword arguments default to them (``medarc-eval`` lists them in --help and
 accepts only named parameters, so each honoured argument is one)."""
-
-# --- LOCAL COPY of HELM's model prompt (run_spec.py's adapter spec), until common/model_prompt.py is merged. -------
-# HELM's get_generation_adapter_spec(instructions=INSTRUCTIONS, input_noun="Patient Notes",
-# newline_after_input_noun=False, output_noun="Answer", max_train_instances=0) renders
-# f"{instructions}\n\nPatient Notes: {input}\nAnswer:" (checked against crfm-helm 0.5.16's Prompt), sent as one user
-# message at temperature 0 with max_tokens 512 (2048 with use_think). Replace by common/model_prompt.py once merged.
-_INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
-_THINK_INSTRUCTIONS = (
-    " First reason step by step inside <think></think> tags; then, after the closing tag, give only the plan."
-)
-
-
-def _local_model_prompt(note_input: str, use_think: bool) -> str:
-    """LOCAL: the text HELM gives the model under test for one note (see the block comment above)."""
-    return f"{_INSTRUCTIONS}{_THINK_INSTRUCTIONS if use_think else ''}\n\nPatient Notes: {note_input}\nAnswer:"
-
-
-def _local_max_tokens(use_think: bool) -> int:
-    return 2048 if use_think else 512
-
-
-# --- end of the local copy ------------------------------------------------------------------------------------------
 
 
 def _run_args(named: dict[str, Any], kwargs: dict[str, Any]) -> RunEntryArgs:
@@ -106,7 +85,7 @@ def _row(example_id: int, sample: NoteSample, use_think: bool) -> dict[str, Any]
         "specialty": sample.specialty or "",
         "extraction": sample.extraction,
     }
-    question = _local_model_prompt(sample.input, use_think)
+    question = model_prompt(sample.input, use_think)
     return {"example_id": example_id, "question": question, "answer": sample.reference, "info": info}
 
 
@@ -212,7 +191,7 @@ def load_environment(
     return vf.SingleTurnEnv(
         eval_dataset=Dataset.from_list(rows),
         rubric=vf.Rubric(funcs=[mtsamples_reward], weights=[1.0]),
-        sampling_args={"temperature": 0.0, "max_tokens": _local_max_tokens(args.use_think)},
+        sampling_args={"temperature": 0.0, "max_tokens": max_tokens(args.use_think)},
     )
 
 

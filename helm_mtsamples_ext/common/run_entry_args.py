@@ -33,6 +33,8 @@ def _arg_text(value: Any) -> str:
     return str(value)
 
 
+DEFAULT_JUDGES = "openai/gpt-4o-mini"
+"""The panel when ``judges`` is left out: a HELM deployment in HELM, the same name as an Inspect model in Inspect."""
 SECONDS = "a positive number of seconds"
 NOT_IN_NAME = ("judge_batch", "judge_batch_fallback", "judge_family")
 ANNOTATOR_ALWAYS = ("judge_prompt", "use_think", "judge_timeout")

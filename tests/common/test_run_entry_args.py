@@ -12,9 +12,14 @@ import pytest
 
 import helm_mtsamples_ext
 from helm_mtsamples_ext.annotator import JudgeAnnotator
-from helm_mtsamples_ext.common.run_entry_args import _PARSERS, ANNOTATOR_ALWAYS, ANNOTATOR_IF_SET, RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import (
+    _PARSERS,
+    ANNOTATOR_ALWAYS,
+    ANNOTATOR_IF_SET,
+    DEFAULT_JUDGES,
+    RunEntryArgs,
+)
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.run_spec import DEFAULT_JUDGES
 
 pytestmark = pytest.mark.helm
 
@@ -119,9 +124,10 @@ def test_a_settings_default_is_written_once_in_the_package(setting: str) -> None
 
 
 def test_the_default_panel_is_written_once_in_the_package() -> None:
-    """DEFAULT_JUDGES' value is bound to a name once (run_spec.py): another module reads the constant."""
+    """DEFAULT_JUDGES' value is bound to a name once (run_entry_args.py, with the other defaults): the doors read it."""
     found = written(PACKAGE, lambda name: True, DEFAULT_JUDGES)
-    assert found == [f"run_spec.py:{found[0].split(':')[1].split()[0]} DEFAULT_JUDGES={DEFAULT_JUDGES!r}"], found
+    line = found[0].split(":")[1].split()[0]
+    assert found == [f"common/run_entry_args.py:{line} DEFAULT_JUDGES={DEFAULT_JUDGES!r}"], found
 
 
 def test_the_check_fails_on_a_string_default_written_twice(tmp_path: Path) -> None:

@@ -33,14 +33,17 @@ from tests.e2e.helm_tools import BIN, free_port, user_env, wait_until_serving
 from tests.synthetic_notes import SyntheticNotes
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm", ".venv-verifiers": "verifiers"}
+TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm"}
+DOOR_VENVS = {".venv-verifiers": "verifiers", ".venv-inspect": "inspect"}
+"""A door's venv: its extra and ``test``, no HELM (and no ``dev``: lint and types run in the first HELM's venv)."""
 TEST_RUNS = [
     ".venv/bin/python -m pytest",
     '.venv-medhelm/bin/python -m pytest -m "helm or e2e"',
     ".venv-verifiers/bin/python -m pytest tests/doors/verifiers -m verifiers",
+    ".venv-inspect/bin/python -m pytest tests/doors/inspect -m inspect",
 ]
 """The first HELM runs the whole suite; the second only what touches a difference between them (the markers that
-tests/collection_rules.py keeps true); a door's venv (no HELM) only the door's own tests."""
+tests/collection_rules.py keeps true); a door's venv only its door's tests."""
 
 
 def _readme_commands() -> ModuleType:
@@ -83,6 +86,9 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     # a door's command in the door's own venv (no HELM there): its own tests run it (tests/doors/<door>/), not this
     ("door", r"\.venv-verifiers/bin/(vf-eval|medarc-eval) .+"),
     ("helm-run", r"(helm-run|medhelm-run) .+"),
+    # a door's command in its own venv (inspect-ai cannot share one with HELM): run end to end by its own tests
+    # (tests/doors/inspect/), not here
+    ("door", r"\S+/bin/inspect eval .+"),
     ("server", r"helm-server .+"),
     ("synopsis", r"helm-mtsamples-report .*\[.+"),
     ("run", r"(helm-summarize|helm-mtsamples-report|python -m helm_mtsamples_ext\.\w+) .+"),
@@ -112,12 +118,13 @@ def test_ci_runs_exactly_the_readmes_test_lines() -> None:
     lines = TEST_BLOCK.commands
     setup, browser, tests = (ci.test_commands(kind) for kind in ci.KINDS)
     assert sorted(setup + browser + tests) == sorted(lines) and len(browser) == 1
-    venvs = {}
+    venvs: dict[str, str] = {}
+    doors: dict[str, str] = {}
     for line in setup:
-        found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test(?:,dev)?\]'", line)
+        found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test(,dev)?\]'", line)
         assert found, line
-        venvs[found[1]] = found[2]
-    assert venvs == TEST_VENVS
+        (venvs if found[3] else doors)[found[1]] = found[2]
+    assert venvs == TEST_VENVS and doors == DOOR_VENVS
     assert tests == TEST_RUNS
     run = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
     assert not [line for line in run if "pip " in line or "pytest" in line], ".ci/run installs and tests as the README"
@@ -177,7 +184,9 @@ def test_a_third_party_tool_lives_in_a_venv_of_its_own() -> None:
 RUN_BLOCKS = [
     (page, i)
     for page, i in OTHER_BLOCKS
-    if any(step.kind not in ("venv", "tool") for line in PAGE_BLOCKS[page][i].commands for step in steps_of(line))
+    if any(
+        step.kind not in ("venv", "tool", "door") for line in PAGE_BLOCKS[page][i].commands for step in steps_of(line)
+    )
 ]
 """The blocks with a command of ours to run (a third-party server's block is checked above, not run)."""
 

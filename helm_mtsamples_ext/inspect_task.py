@@ -1,0 +1,243 @@
+"""The Inspect door: ``inspect eval helm_mtsamples_ext/mtsamples_procedures`` runs our benchmark in Inspect.
+
+Only the harness glue lives here; the rules are the core's. The dataset is our pinned notes with HELM's extraction
+(data.notes, data.instances); the model under test reads the words HELM gives it (common.model_prompt); the scorer
+asks our panel through Inspect's own model API (inspect_judge.py), with our judge prompt, our verdict reading and
+our reward (scoring.reward.score_note). The task's arguments are the run entry's, parsed by ``RunEntryArgs`` so the
+defaults and the errors are the same as in HELM.
+
+Unjudged notes (no judge of the panel gave a verdict that counts) must not count as 0. Inspect 0.3.285 skips a
+NaN score value when it computes metrics: at the root (``Score.unscored()``) or, in a dict value, per key (the
+dict metrics leave the NaN keys out). So each score is a dict, ``reward`` and the three dimension means NaN where
+nothing counts, and ``unjudged`` 1.0 or 0.0, so the mean of ``unjudged`` is the share of notes nobody could
+score. A judge that fails is unscored with its reason in the score's metadata, never a low score. An empty answer
+scores 0, as in HELM, and no judge is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig, Model, get_model
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, bootstrap_stderr, mean, metric, scorer
+from inspect_ai.solver import TaskState, generate
+
+from helm_mtsamples_ext.common.answer import strip_think
+from helm_mtsamples_ext.common.answer_cap import judged_answer
+from helm_mtsamples_ext.common.choices import HELM_FENCED
+from helm_mtsamples_ext.common.judge_url import check_base_url
+from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
+from helm_mtsamples_ext.common.outside_text import encodable_text
+from helm_mtsamples_ext.common.record import NoteRecord
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.common.rules import RULES_VERSION
+from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
+from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
+from helm_mtsamples_ext.data.instances import build_samples
+from helm_mtsamples_ext.data.notes import ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
+from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.scoring.reward import score_note
+
+__all__ = ["mtsamples_procedures", "panel_scorer"]
+
+DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
+"""Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
+JUDGE_SERVICE = "judge"
+"""Judges on ``judge_base_url`` are Inspect's ``openai-api/judge/<judge>`` models: their usage shows under that."""
+UNJUDGED = "unjudged"
+
+
+def _joined(value: str | Sequence[str] | None) -> str | None:
+    """``a+b`` or a list (``-T judges=a,b`` arrives as one) as the run entry writes it."""
+    if value is None or isinstance(value, str):
+        return value
+    return "+".join(str(v) for v in value)
+
+
+def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> MemoryDataset:
+    """Our pinned notes as Inspect samples, in HELM's order and with HELM's instance ids."""
+    where = Path(cache_dir).expanduser() if cache_dir else resolve_cache_dir(DEFAULT_CACHE_DIR)
+    paths = ensure_notes(where, base_url=resolve_base_url(None), manifest=resolve_manifest(), progress=False)
+    batch = build_samples({name: path.read_bytes() for name, path in paths.items()}, extraction)
+    samples = [
+        Sample(
+            id=s.id,
+            input=model_prompt(s.input, use_think),
+            target=s.reference,
+            metadata={"note": s.input, **s.extra_data},
+        )
+        for s in batch.samples
+    ]
+    return MemoryDataset(samples, name="mtsamples_procedures")
+
+
+@metric
+def max_unjudged_check(max_unjudged: float) -> Metric:
+    """The share of notes no judge could score; over ``max_unjudged`` the eval fails, naming the cause and the fix
+    (HELM's metric fails the run the same way: a mean over the notes judged would hide a broken panel)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        share = sum(s.score.as_float() for s in scores) / len(scores) if scores else 0.0
+        if share > max_unjudged:
+            raise RuntimeError(
+                f"mtsamples_procedures: {share:.0%} of the notes were judged by no judge (max_unjudged="
+                f"{max_unjudged:g}): see each score's metadata for why, fix the judges, or raise max_unjudged"
+            )
+        return share
+
+    return compute
+
+
+def _models(judges: list[str], urls: list[str]) -> dict[str, Model]:
+    key = os.environ.get("JUDGE_API_KEY") or "EMPTY"
+    if not urls:
+        return {name.split("/")[-1]: get_model(name) for name in judges}
+    pairs = zip(judges, urls if len(urls) > 1 else urls * len(judges), strict=True)
+    return {m: get_model(f"openai-api/{JUDGE_SERVICE}/{m}", base_url=u, api_key=key) for m, u in pairs}
+
+
+def _value(reward: float | None, dims: dict[str, float | None], unjudged: bool) -> dict[str, float]:
+    nan = float("nan")
+    value = {"reward": nan if reward is None else reward}
+    value.update({d: nan if v is None else v for d, v in dims.items()})
+    value[UNJUDGED] = 1.0 if unjudged else 0.0
+    return value
+
+
+def metrics(unjudged: Metric) -> dict[str, list[Metric]]:
+    """Mean reward with its bootstrap standard error, each dimension's mean (1-5), and the unjudged share."""
+    return {"reward": [mean(), bootstrap_stderr()], **{d: [mean()] for d in DIMENSIONS}, UNJUDGED: [unjudged]}
+
+
+@scorer(metrics=metrics(mean()))
+def panel_scorer(
+    judges: list[str],
+    judge_base_url: list[str],
+    judge_prompt: str = RunEntryArgs.judge_prompt,
+    use_think: bool = RunEntryArgs.use_think,
+    answer_cap: int = RunEntryArgs.answer_cap,
+    judge_structured: str = RunEntryArgs.judge_structured,
+    explanation_cap: int | None = RunEntryArgs.explanation_cap,
+    judge_timeout: float = RunEntryArgs.judge_timeout,
+    judge_max_wait: float = RunEntryArgs.judge_max_wait,
+) -> Scorer:
+    """Our panel's reward for one note: every judge asked at once, each verdict read by our rules."""
+    call = JudgeCall(
+        judge_structured, explanation_cap, judge_timeout, judge_max_wait, (os.environ.get("JUDGE_API_KEY", ""),)
+    )
+
+    async def score(state: TaskState, target: Target) -> Score:
+        models = _models(judges, judge_base_url)
+        names = list(models)
+        completion = state.output.completion if state.output else ""
+        cut = judged_answer(encodable_text(strip_think(completion) if use_think else completion), answer_cap)
+        note = str(state.metadata.get("note", ""))
+        if not cut.text.strip():
+            record = NoteRecord.empty(RULES_VERSION)
+        else:
+            prompt = build_prompt(encodable_text(note), cut.text, encodable_text(target.text), judge_prompt)
+            entries = await asyncio.gather(*(judge_note(call, n, models[n], prompt, (cut.text, note)) for n in names))
+            panel = dict(zip(names, entries, strict=True))
+            failed = tuple(n for n, e in panel.items() if e.failed)
+            record = NoteRecord(
+                judges=panel, failed_judges=failed, answer_cut=cut.cut_from, rules_version=RULES_VERSION
+            )
+        scores = score_note(record, names)
+        failures = {n: record.failure_of(n) for n in names if record.judge_failed(n)} if not record.empty_answer else {}
+        lines = [
+            f"{j.name}: "
+            + (f"failed ({failures[j.name]})" if j.failed else ", ".join(f"{d} {s}" for d, s in j.scores.items()))
+            for j in scores.judges
+        ]
+        metadata: dict[str, Any] = {
+            "judges": {n: e.to_dict() for n, e in record.judges.items()},
+            "judge_rewards": {j.name: j.reward for j in scores.judges},
+            "failures": failures,
+            "empty_answer": record.empty_answer,
+            "answer_cut": cut.cut_from,
+            "rules_version": RULES_VERSION,
+        }
+        reward = scores.reward
+        return Score(
+            value=_value(reward, {d: scores.dimension_mean(d) for d in DIMENSIONS}, scores.unjudged),
+            answer=cut.text,
+            explanation="empty answer: reward 0" if record.empty_answer else "; ".join(lines),
+            reason=UNJUDGED if scores.unjudged else None,
+            metadata=metadata,
+        )
+
+    return score
+
+
+@task
+def mtsamples_procedures(
+    judges: str | list[str] | None = None,
+    judge_base_url: str | list[str] | None = None,
+    use_think: bool = RunEntryArgs.use_think,
+    judge_prompt: str = RunEntryArgs.judge_prompt,
+    extraction: str = RunEntryArgs.extraction,
+    max_unjudged: float = RunEntryArgs.max_unjudged,
+    answer_cap: int = RunEntryArgs.answer_cap,
+    judge_structured: str = RunEntryArgs.judge_structured,
+    explanation_cap: int | None = RunEntryArgs.explanation_cap,
+    judge_timeout: float = RunEntryArgs.judge_timeout,
+    judge_max_wait: float = RunEntryArgs.judge_max_wait,
+    cache_dir: str | None = None,
+) -> Task:
+    """MTSamples Procedures: write the treatment plan for an operative note, judged by an LLM panel.
+
+    ``judges``: Inspect model names (``openai/gpt-4o-mini``), or, with ``judge_base_url`` (one URL, or one per
+    judge joined by ``+``), the names an OpenAI-compatible server serves (key: ``JUDGE_API_KEY``, else none).
+    The other arguments are the run entry's (README, Run-entry arguments)."""
+    raw = {
+        "judges": _joined(judges) or DEFAULT_JUDGES,
+        "judge_base_url": _joined(judge_base_url),
+        "use_think": use_think,
+        "judge_prompt": judge_prompt,
+        "extraction": extraction,
+        "max_unjudged": max_unjudged,
+        "answer_cap": answer_cap,
+        "judge_structured": judge_structured,
+        "explanation_cap": explanation_cap,
+        "judge_timeout": judge_timeout,
+        "judge_max_wait": judge_max_wait,
+    }
+    args = RunEntryArgs.parse(**raw)
+    if args.judge_prompt in ("helm", HELM_FENCED):
+        raise ValueError("judge_prompt=helm needs HELM's own template, which this venv has not: use prefix or ours")
+    panel = [j.strip() for j in (args.judges or DEFAULT_JUDGES).split("+")]
+    # Refused as HELM refuses it: the URL is written into the log's task arguments.
+    urls = (
+        [check_base_url(u, n) for n, u in enumerate(args.judge_base_url.split("+"), 1)] if args.judge_base_url else []
+    )
+    if not all(panel) or len(set(panel)) != len(panel):
+        raise ValueError(f"judges must name different judges joined by '+', got {args.judges!r}")
+    if len(urls) > 1 and len(urls) != len(panel):
+        raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(panel)} judges: give one, or one each")
+    return Task(
+        dataset=dataset(args.extraction, args.use_think, cache_dir),
+        solver=generate(),
+        scorer=[
+            panel_scorer(
+                panel,
+                urls,
+                args.judge_prompt,
+                args.use_think,
+                args.answer_cap,
+                args.judge_structured,
+                args.explanation_cap,
+                args.judge_timeout,
+                args.judge_max_wait,
+            )
+        ],
+        metrics=metrics(max_unjudged_check(args.max_unjudged)),  # the scorer's, the unjudged share checked
+        config=GenerateConfig(max_tokens=max_tokens(args.use_think), temperature=0.0),
+        version=RULES_VERSION,
+    )

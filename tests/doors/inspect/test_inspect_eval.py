@@ -1,0 +1,219 @@
+"""``inspect eval helm_mtsamples_ext/mtsamples_procedures`` end to end, as a user types it: the real CLI against a
+loopback model under test and a loopback panel (one judge steady, one that loses its verdict on one note), the
+notes from a loopback mirror of the synthetic notes. The log must hold our rewards for the verdicts the judges
+gave, the failed judge unscored with its reason (never a low score), and each judge's usage."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from inspect_ai.scorer import Score
+
+from helm_mtsamples_ext.common.failure_kinds import NO_VERDICT
+from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.data.instances import build_samples
+from helm_mtsamples_ext.scoring.reward import score_note
+from tests.servers.judge import Behaviour, JudgeServer, hashed_scores
+from tests.servers.model import ModelServer, default_answer
+from tests.synthetic_notes import SyntheticNotes, notes_in
+
+pytestmark = pytest.mark.inspect
+
+MARKER = Behaviour("lost_some").fail_marker
+LIMIT = 3
+LOST_NOTE = 1
+"""The note (in dataset order) whose plan carries the marker that makes judge ``b`` lose its verdict."""
+
+
+def inspect_eval(
+    notes: SyntheticNotes, tmp: Path, judges: dict[str, str], *task_args: str
+) -> tuple[subprocess.CompletedProcess[str], EvalLog | None, JudgeServer]:
+    """``inspect eval`` on the first notes, judges ``judges`` on a loopback server; the command, its log and the
+    server."""
+    lost_input = build_samples(notes_in(notes.directory), "helm").samples[LOST_NOTE].input
+
+    def answer_for(prompt: str) -> str:
+        return default_answer(prompt) + (f" {MARKER}" if lost_input in prompt else "")
+
+    with notes.mirror() as mirror, ModelServer(answer_for) as model, JudgeServer(judges) as server:
+        env = {
+            **os.environ,
+            **mirror.env,
+            "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp / "notes"),
+            "LOOP_BASE_URL": model.base_url,
+            "LOOP_API_KEY": "EMPTY",
+        }
+        env.pop("JUDGE_API_KEY", None)
+        command = [
+            str(Path(sys.executable).parent / "inspect"), "eval", "helm_mtsamples_ext/mtsamples_procedures",
+            "--model", "openai-api/loop/m", "--limit", str(LIMIT), "--display", "none",
+            "--log-dir", str(tmp / "logs"), "-T", f"judges={'+'.join(judges)}",
+            "-T", f"judge_base_url={server.base_url}", *task_args,
+        ]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    logs = list((tmp / "logs").glob("*.eval"))
+    return done, read_eval_log(str(logs[0])) if len(logs) == 1 else None, server
+
+
+@pytest.fixture(scope="module")
+def run(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> tuple[EvalLog, JudgeServer]:
+    done, log, server = inspect_eval(
+        synthetic_notes, tmp_path_factory.mktemp("eval"), {"a": "steady", "b": "lost_some"}
+    )
+    assert done.returncode == 0 and log is not None, done.stderr[-3000:]
+    return log, server
+
+
+def panel_score(sample: EvalSample) -> Score:
+    """The sample's score from our panel (the scorer is named after its function)."""
+    assert sample.scores is not None
+    return sample.scores["panel_scorer"]
+
+
+def value(sample: EvalSample) -> dict[str, Any]:
+    found = panel_score(sample).value
+    assert isinstance(found, dict)
+    return cast(dict[str, Any], found)
+
+
+def _expected(judges: JudgeServer, answer: str) -> tuple[dict[str, dict[str, int] | None], float | None]:
+    """Each judge's scores for the note whose plan is ``answer`` (None when it gave no verdict), and the reward
+    our scoring gives for them."""
+    verdicts: dict[str, dict[str, int] | None] = {}
+    for name in ("a", "b"):
+        (prompt,) = {p for p in judges.prompts_for(name) if answer in p}
+        verdicts[name] = None if name == "b" and MARKER in answer else hashed_scores(name, prompt)
+    entries = {
+        n: JudgeEntry(scores=dict(s)) if s else JudgeEntry(status="failed", failure=NO_VERDICT)
+        for n, s in verdicts.items()
+    }
+    return verdicts, score_note(NoteRecord(judges=entries), ["a", "b"]).reward
+
+
+def test_the_eval_succeeds_on_the_first_notes(run: tuple[EvalLog, JudgeServer]) -> None:
+    log, _ = run
+    assert log.status == "success" and log.samples is not None and len(log.samples) == LIMIT
+
+
+def test_each_reward_is_our_scoring_of_the_verdicts_the_judges_gave(run: tuple[EvalLog, JudgeServer]) -> None:
+    log, judges = run
+    assert log.samples
+    for sample in log.samples:
+        assert sample.scores is not None
+        score = sample.scores["panel_scorer"]
+        verdicts, reward = _expected(judges, sample.output.completion)
+        assert isinstance(score.value, dict) and reward is not None
+        assert score.value["reward"] == pytest.approx(reward)
+        assert score.metadata is not None
+        for name, scores in verdicts.items():
+            recorded = score.metadata["judges"][name]
+            assert {d: recorded[d]["score"] for d in DIMENSIONS} == (scores or dict.fromkeys(DIMENSIONS))
+
+
+def test_a_judge_that_lost_its_verdict_is_unscored_with_its_reason(run: tuple[EvalLog, JudgeServer]) -> None:
+    log, _ = run
+    assert log.samples
+    lost = log.samples[LOST_NOTE]
+    assert MARKER in lost.output.completion
+    assert lost.scores is not None
+    score = lost.scores["panel_scorer"]
+    metadata: dict[str, Any] = score.metadata or {}
+    assert metadata["failures"] == {"b": NO_VERDICT}
+    assert metadata["judges"]["b"]["status"] == "failed" and metadata["judge_rewards"]["b"] is None
+    assert value(lost)["reward"] == pytest.approx(metadata["judge_rewards"]["a"])
+    others = [s for i, s in enumerate(log.samples) if i != LOST_NOTE]
+    assert all((panel_score(s).metadata or {})["failures"] == {} for s in others)
+
+
+def test_the_metrics_are_the_means_of_the_notes_scored(run: tuple[EvalLog, JudgeServer]) -> None:
+    log, _ = run
+    assert log.results is not None and log.samples
+    metrics = {(s.name, m.name): m.value for s in log.results.scores for m in s.metrics.values()}
+    rewards = [value(s)["reward"] for s in log.samples]
+    assert metrics[("reward", "mean")] == pytest.approx(sum(rewards) / len(rewards))
+    assert math.isfinite(metrics[("reward", "bootstrap_stderr")])
+    assert [v for (name, _), v in metrics.items() if name == "unjudged"] == [0.0]
+    assert {d for d in DIMENSIONS} <= {name for name, _ in metrics}
+
+
+def test_the_judges_usage_is_inspects_per_model(run: tuple[EvalLog, JudgeServer]) -> None:
+    log, _ = run
+    usage = log.stats.model_usage
+    assert {"openai-api/loop/m", "openai-api/judge/a", "openai-api/judge/b"} <= set(usage)
+    assert all(usage[m].total_tokens > 0 for m in ("openai-api/judge/a", "openai-api/judge/b"))
+
+
+def test_a_note_no_judge_scored_is_left_out_of_the_means_not_counted_as_0(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    done, log, _ = inspect_eval(synthetic_notes, tmp_path, {"b": "lost_some"}, "-T", "max_unjudged=0.5")
+    assert done.returncode == 0 and log is not None and log.samples and log.results, done.stderr[-3000:]
+    lost = log.samples[LOST_NOTE]
+    assert panel_score(lost).reason == "unjudged" and math.isnan(value(lost)["reward"])
+    judged = [value(s)["reward"] for i, s in enumerate(log.samples) if i != LOST_NOTE]
+    metrics = {(s.name, m.name): m.value for s in log.results.scores for m in s.metrics.values()}
+    assert metrics[("reward", "mean")] == pytest.approx(sum(judged) / len(judged))
+    assert [v for (name, _), v in metrics.items() if name == "unjudged"] == [pytest.approx(1 / LIMIT)]
+
+
+def test_more_unjudged_notes_than_max_unjudged_fail_the_eval_in_one_line(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """As HELM's metric fails the run: a mean over the notes judged would hide a broken panel. (Inspect's CLI
+    exits 0 either way; the log says the eval failed, and why.)"""
+    _, log, _ = inspect_eval(synthetic_notes, tmp_path, {"b": "lost_some"})
+    assert log is not None and log.status == "error" and log.error is not None
+    assert "33% of the notes were judged by no judge (max_unjudged=0)" in log.error.message
+
+
+def test_the_judges_are_asked_for_the_verdict_schema(run: tuple[EvalLog, JudgeServer]) -> None:
+    _, judges = run
+    assert {r.response_format for r in judges.requests} == {"json_schema"}
+
+
+def test_a_reply_without_a_verdict_gets_one_repair_turn_then_stops_on_the_same_reply(
+    run: tuple[EvalLog, JudgeServer],
+) -> None:
+    """As HELM's path (judges/call.py): up to two repair turns, none once the judge repeats its bad reply."""
+    _, judges = run
+    lost = [r for r in judges.requests if r.model == "b" and MARKER in r.prompt]
+    assert sorted(r.turns for r in lost) == [1, 2]  # the prompt; then prompt, reply, REPAIR_INSTRUCTION
+
+
+def test_a_judge_refusing_response_formats_is_asked_without_one(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """``judge_structured=auto``: json_schema, then llama.cpp's json_object, then none, each dropped only when the
+    server's refusal names it; the verdicts then count as any other."""
+    done, log, judges = inspect_eval(synthetic_notes, tmp_path, {"a": "format_refuser"})
+    assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
+    assert all(not (panel_score(s).metadata or {})["failures"] for s in log.samples)
+    order = ["json_schema", "json_object", None]
+    for prompt in {r.prompt for r in judges.requests}:
+        tried = [r.response_format for r in judges.requests if r.prompt == prompt]
+        assert tried == order[len(order) - len(tried) :]  # from where the judge's memory stood, down to none
+
+
+def test_a_judge_url_that_could_carry_a_key_is_refused_before_any_log_holds_it(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """The log stores the task's arguments: a URL with user:password@ is refused in HELM's words, and no log is
+    written."""
+    command = [
+        str(Path(sys.executable).parent / "inspect"), "eval", "helm_mtsamples_ext/mtsamples_procedures",
+        "--model", "openai-api/loop/m", "--display", "none", "--log-dir", str(tmp_path / "logs"),
+        "-T", "judges=a", "-T", "judge_base_url=http://me:hunter2@127.0.0.1:9/v1",
+    ]  # fmt: skip
+    env = {**os.environ, **synthetic_notes.env(), "LOOP_BASE_URL": "http://127.0.0.1:9/v1", "LOOP_API_KEY": "EMPTY"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert "judge_base_url must not carry user:password@" in done.stderr and "hunter2" not in done.stderr
+    assert not list((tmp_path / "logs").glob("*.eval"))

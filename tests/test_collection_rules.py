@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.collection_rules import CollectedModule, rule_breaks
+from tests.collection_rules import CollectedModule, rule_breaks, shown
 from tests.import_graph import PACKAGE, ROOT, Graph
 
 
@@ -90,7 +90,7 @@ def test_a_test_module_reaching_helm_without_the_marker_is_one_line_naming_it_an
 ) -> None:
     (line,) = rule_breaks(planted(tmp_path, source), graph)
     assert line == (
-        f"{tmp_path / 'test_planted.py'} imports {through} without the helm marker: add "
+        f"{shown(tmp_path / 'test_planted.py')} imports {through} without the helm marker: add "
         "`pytestmark = pytest.mark.helm` below its imports (it then runs on both HELMs)"
     )
     assert rule_breaks(planted(tmp_path, source, marked=True), graph) == []
@@ -105,8 +105,8 @@ def test_a_marker_on_a_module_that_needs_nothing_of_helm_is_one_line(graph: Grap
 def test_e2e_is_the_folder(tmp_path: Path, graph: Graph) -> None:
     outside = planted(tmp_path, "import json\n", e2e=("test_runs_helm",))
     assert rule_breaks(outside, graph) == [
-        f"{tmp_path / 'test_planted.py'}::test_runs_helm is marked e2e outside tests/e2e/: move it into a file under "
-        "tests/e2e/ (the folder is the marker)"
+        f"{shown(tmp_path / 'test_planted.py')}::test_runs_helm is marked e2e outside tests/e2e/: move it into a file "
+        "under tests/e2e/ (the folder is the marker)"
     ]
     assert rule_breaks(outside, graph, e2e_dir=tmp_path) == []
 
@@ -121,7 +121,8 @@ def test_a_doors_tests_keep_no_helm_marker_rule(tmp_path: Path, graph: Graph) ->
 
 def test_a_test_module_importing_another_is_one_line(tmp_path: Path, graph: Graph) -> None:
     (line,) = rule_breaks(planted(tmp_path, "from tests.judges.test_call import posts\n"), graph)
-    assert line.startswith(f"{tmp_path / 'test_planted.py'} imports the test module tests.judges.test_call: move")
+    planted_at = shown(tmp_path / "test_planted.py")
+    assert line.startswith(f"{planted_at} imports the test module tests.judges.test_call: move")
 
 
 def test_this_suites_helpers_import_no_test_module(graph: Graph) -> None:
@@ -146,7 +147,7 @@ def test_a_planted_module_importing_helm_without_the_marker_fails_collection(tmp
     failed = collect(tmp_path)
     assert failed.returncode == pytest.ExitCode.USAGE_ERROR, failed.stdout + failed.stderr
     (line,) = [line for line in failed.stderr.splitlines() if line.strip()]
-    assert line.startswith(f"ERROR: {tmp_path / 'test_planted.py'} imports {PACKAGE}.judges.call -> ")
+    assert line.startswith(f"ERROR: {shown(tmp_path / 'test_planted.py')} imports {PACKAGE}.judges.call -> ")
     assert line.endswith("without the helm marker: add `pytestmark = pytest.mark.helm` below its imports (it then "
                          "runs on both HELMs)")  # fmt: skip
 

@@ -64,6 +64,26 @@ def test_main_metric_is_the_reward_on_the_test_split(schema: Schema) -> None:
     assert environment == {"main_name": REWARD, "main_split": "test"}
 
 
+def metric_templates(schema: Schema) -> list[str]:
+    return [t for g in schema.metric_groups for m in g.metrics for t in (m.name, m.split) if "$" in t]
+
+
+def test_no_column_is_a_mako_expression_so_summarize_threads_compile_no_code(
+    schema: Schema, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """helm-summarize renders every column with Mako in 8 threads, and a `${main_split}` there made CPython 3.11
+    fail at random (gh-106905, "AST constructor recursion depth mismatch"; a CI run of the quickstart hit it).
+    Literal columns compile no Python, in the shipped schema and in each suite's."""
+    assert metric_templates(schema) == []
+    write_run(tmp_path / "out" / "runs" / "s", "r1", ["one", "two"], emitted(["one", "two"]))
+    suite, _ = generate(tmp_path, capsys)
+    assert metric_templates(suite) == []
+    splits = {m.split for g in suite.metric_groups for m in g.metrics}
+    assert splits == {"test"}, "the run group's main split, written out"
+    columns = {m.name for g in suite.metric_groups for m in g.metrics}
+    assert {REWARD, f"{REWARD}_one", f"{REWARD}_two"} <= columns
+
+
 def test_every_stat_of_the_default_panel_and_medhelm_jury_is_defined_and_shown(schema: Schema) -> None:
     """Each stat the metric can emit for the default panel (and MedHELM's jury) has a schema entry and a column."""
     assert default_panel() == ["gpt-4o-mini"]

@@ -92,6 +92,8 @@ def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[s
     from helm_mtsamples_ext.scoring.stat_metadata import PER_JUDGE_GROUP, metric_metadata
 
     schema = copy.deepcopy(base)
+    # A literal split, as the shipped schema writes it (why: in the schema's header).
+    (split,) = {g["environment"]["main_split"] for g in schema["run_groups"] if "environment" in g}
     defined = {m["name"] for m in schema["metrics"]}
     judge_columns: list[str] = []
     for run in runs:  # per run: slug clashes are resolved within a panel, as the metric does
@@ -111,7 +113,7 @@ def suite_schema(base: dict[str, Any], runs: Sequence[SuiteRun]) -> tuple[dict[s
     for group in schema["metric_groups"]:
         columns = group["metrics"]
         if group["name"] == PER_JUDGE_GROUP:
-            columns = [{"name": name, "split": "${main_split}"} for name in judge_columns]
+            columns = [{"name": name, "split": split} for name in judge_columns]
         group["metrics"] = []
         for column in columns:
             missing = [r.name for r in runs if column["name"] not in r.stat_names]

@@ -74,6 +74,9 @@ Behaviours:
   unencodable_judge  the steady verdict, its accuracy explanation holding a lone surrogate and an escape sequence
   author        a model under test, not a judge: ``Plan <k> by <served name>: ...``, k counting the different
                 prompts it sees from 0 (so each model's answers are numbered 0..n-1 whatever the call order)
+  golden        the golden set's judges (tests/golden.py): the scores, malformed reply, refusal, silence (held as
+                ``slow``) or echo of the planted verdict that ``golden.VERDICTS`` gives this judge for the case tag
+                in the prompt; HTTP 500 for a prompt without one
   by_author     reads an ``author``'s plan: every dimension scores ``pattern[k % len(pattern)]``, plus 1 when the
                 author's name contains ``favours`` (a judge leaning toward its own family)
 
@@ -117,6 +120,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests import golden
 from tests.servers.batch import BatchAPI
 
 DIMENSIONS = ("accuracy", "completeness", "clarity")
@@ -162,6 +166,7 @@ BEHAVIOURS = (
     "key_score",
     "author",
     "by_author",
+    "golden",
     "error_beside",
     "duplicate_keys",
     "quote_retyped",
@@ -594,6 +599,8 @@ class JudgeServer:
             if (request.max_tokens or 0) < self.cut_below:
                 return Reply(200, full[: full.rindex('"score": ') + len('"score": ') + 1], finish_reason="length")
             return Reply(200, full)
+        if kind == "golden":
+            return self._golden(request)
         shaped = self._shapes(behaviour, request, scores)
         if shaped is not None:
             return shaped
@@ -601,6 +608,22 @@ class JudgeServer:
             return Reply(200, verdict_json(scores, prompt) if request.turns > 1 else "Let me think about this plan.")
         status, text = self._classic(behaviour, model, prompt, scores, authorization)
         return Reply(status, text)
+
+    def _golden(self, request: RecordedRequest) -> Reply:
+        said = golden.verdict_for(request.model, request.prompt)
+        if said is None:
+            return Reply(500, "not a golden prompt: no GOLDEN-<case> tag this judge has an answer for")
+        if said == golden.MALFORMED:
+            return Reply(200, golden.MALFORMED_REPLY)
+        if said == golden.REFUSAL:
+            return Reply(200, "", message={"role": "assistant", "content": None, "refusal": REFUSAL})
+        if said == golden.ECHO:
+            return Reply(200, golden.PLANTED)
+        if said == golden.TIMEOUT:
+            self._stopping.wait(self.hold_seconds)
+            return Reply(503, "held past every client's timeout")
+        assert isinstance(said, tuple)
+        return Reply(200, verdict_json(dict(zip(DIMENSIONS, said, strict=True)), request.prompt))
 
     def _copycat(self, request: RecordedRequest, scores: dict[str, int]) -> Reply:
         if request.response_format == "json_schema":

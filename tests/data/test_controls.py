@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -236,13 +237,36 @@ def reference_of(state: RequestState) -> str:
     return state.instance.references[0].output.text
 
 
+def is_its_own_reference(reference: str, answer: str) -> None:
+    assert answer == reference
+
+
+def is_a_prefix_of_at_most_a_third(reference: str, answer: str) -> None:
+    assert answer and reference.startswith(answer) and len(answer) <= max(1, len(reference) // 3)
+
+
+def is_the_reference_at_least_two_and_a_half_times_as_long(reference: str, answer: str) -> None:
+    assert answer.startswith(reference) and len(answer) >= 2.5 * len(reference)
+
+
 @pytest.mark.parametrize("mode", EXTRACTION_MODES)
-def test_reference_control_answers_the_instances_own_reference(
-    mode: str, adapted: dict[str, list[RequestState]], auto_client: AutoClient, notes_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    "kind, promise",
+    [
+        ("reference", is_its_own_reference),
+        ("truncated", is_a_prefix_of_at_most_a_third),
+        ("padded", is_the_reference_at_least_two_and_a_half_times_as_long),
+    ],
+)
+def test_control_answers_each_note_as_it_promises(
+    kind: str, promise: Callable[[str, str], None], mode: str, adapted: dict[str, list[RequestState]],
+    auto_client: AutoClient, notes_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    answers = answers_through_helm("reference", adapted[mode], auto_client, monkeypatch, notes_env)
-    assert answers == {s.instance.id: reference_of(s) for s in adapted[mode]}
+    """What each of these controls answers a note depends on that note's reference alone (the shuffled control's
+    answer depends on the other notes too: its own test below)."""
+    answers = answers_through_helm(kind, adapted[mode], auto_client, monkeypatch, notes_env)
+    for state in adapted[mode]:
+        promise(reference_of(state), answers[str(state.instance.id)])
 
 
 @pytest.mark.parametrize("mode", EXTRACTION_MODES)
@@ -259,28 +283,6 @@ def test_shuffled_control_answers_another_notes_reference_of_the_same_kind(
         assert answer in section, "not a reference of this mode's notes"
         assert section[answer] == state.instance.extra_data["extracted_section"]  # type: ignore[index]
     assert sorted(answers.values()) == sorted(reference_of(s) for s in states), "each reference used once"
-
-
-@pytest.mark.parametrize("mode", EXTRACTION_MODES)
-def test_truncated_control_answers_a_prefix_of_at_most_a_third(
-    mode: str, adapted: dict[str, list[RequestState]], auto_client: AutoClient, notes_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    answers = answers_through_helm("truncated", adapted[mode], auto_client, monkeypatch, notes_env)
-    for state in adapted[mode]:
-        reference, answer = reference_of(state), answers[str(state.instance.id)]
-        assert answer and reference.startswith(answer) and len(answer) <= max(1, len(reference) // 3)
-
-
-@pytest.mark.parametrize("mode", EXTRACTION_MODES)
-def test_padded_control_answers_the_reference_at_least_two_and_a_half_times_as_long(
-    mode: str, adapted: dict[str, list[RequestState]], auto_client: AutoClient, notes_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
-    answers = answers_through_helm("padded", adapted[mode], auto_client, monkeypatch, notes_env)
-    for state in adapted[mode]:
-        reference, answer = reference_of(state), answers[str(state.instance.id)]
-        assert answer.startswith(reference) and len(answer) >= 2.5 * len(reference)
 
 
 def test_unknown_prompt_fails_at_once_with_a_reason(

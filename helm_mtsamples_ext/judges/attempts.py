@@ -93,6 +93,7 @@ class TurnAttempts:
     repeats: int = 0
     pace: Pace | None = None  # the endpoint's observed pace: how long an exchange may take at a one-slot server
     timed_out: float | None = None  # the limit of this turn's last attempt that timed out
+    last_sent: Sent | None = None  # what this turn's last exchange got
 
     def run(self) -> tuple[Sent, str | None]:
         """The turn, retried through transient faults until the deadline; (what came back, format used)."""
@@ -116,6 +117,10 @@ class TurnAttempts:
             self.gate.acquire(self.turn.deadline)
         except GateTimeout as e:
             self.breaker.released()
+            if self.last_sent is not None and self.last_sent.kind == "timeout":
+                # The judge's last word on this prompt was no reply in time, and the slot went to the calls the
+                # overload's lowered limit let through: the failure is the judge's timeout, not our queue's.
+                return self.last_sent
             return Sent("rate_limited", error=f"{GAVE_UP_WAITING} within judge_max_wait: {e}")
         if self.answers_before is None:
             self.answers_before = self.breaker.answers
@@ -131,6 +136,7 @@ class TurnAttempts:
                     sent = self.exchange(self.turn.request(self.target, mode))
         finally:
             self.gate.release()
+        self.last_sent = sent
         if self.pace is not None and sent.kind == "ok":
             self.pace.answered(self.clock() - started)
         elif sent.kind == "timeout":

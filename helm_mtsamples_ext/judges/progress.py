@@ -91,6 +91,7 @@ def ticker(
                 gate.limit,
                 gate.max_concurrency,
                 gate.capacity_source,
+                overloaded=gate.overloads > 0 and not gate.rate_limited,  # no 429 lowered it: timeouts did
             )
             for endpoint, gate in gates().items()
         ]

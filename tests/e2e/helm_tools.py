@@ -20,9 +20,13 @@ from typing import Any
 import pytest
 import requests
 
+from helm_mtsamples_ext.helm_host.compat import check_distribution
+
 BIN = Path(sys.executable).parent
 SECRET = "sk-e2e-SECRET-never-written-7f3a"
 P = "mtsamples_procedures"
+RUN_TOOL = "medhelm-run" if check_distribution().is_medhelm else "helm-run"
+"""What a user of the installed HELM types: medhelm ships its own ``medhelm-run`` (the same entry point)."""
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",

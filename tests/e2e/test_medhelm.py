@@ -17,9 +17,8 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.helm_host.compat import check_distribution
 from helm_mtsamples_ext.helm_host.nltk_quiet import EXPLANATION
-from tests.e2e.helm_tools import helm_tool, request_states, run_dir, stat, user_env
+from tests.e2e.helm_tools import RUN_TOOL, helm_tool, request_states, run_dir, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
 from tests.synthetic_notes import OBGYN, SyntheticNotes
 
@@ -30,8 +29,6 @@ SUITE = "medhelm"
 MARKER = OBGYN  # south fails on these notes
 NORTH = {"accuracy": 4, "completeness": 3, "clarity": 5}
 SOUTH = {"accuracy": 2, "completeness": 2, "clarity": 5}  # clarity 5 from both: no variation, no alpha
-# medhelm ships its own `medhelm-run` (the same entry point as helm-run): run what a MedHELM user runs.
-RUN_TOOL = "medhelm-run" if check_distribution().is_medhelm else "helm-run"
 MEDHELM_SCHEMA = str(resources.files("helm.benchmark.static").joinpath("schema_medhelm.yaml"))
 UNMATCHED = "does not have any stat matched"
 # Stats that measure the machine, not the run.

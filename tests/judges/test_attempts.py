@@ -3,6 +3,7 @@ the shared state. The exchange is a script of classified replies, so each rule i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import NoReturn
 
 import pytest
@@ -150,3 +151,28 @@ def test_a_timeout_with_no_answer_meanwhile_is_the_judges_failure() -> None:
     turn = overloaded_attempts([Sent("timeout", error="timed out")] * 2, False, gate)
     sent, _ = turn.run()
     assert (sent.kind, calls(turn), gate.limit, gate.overloads) == ("timeout", 2, 16, 0)
+
+
+def test_an_overloaded_call_left_without_a_slot_at_its_deadline_fails_as_the_timeout_it_was() -> None:
+    """Its attempt timed out while the judge answered others; the retry finds every slot taken until the deadline.
+    The judge never answered this prompt: the failure is its timeout, not "gave up waiting for the endpoint" (whose
+    advice, judge_max_wait or judge_rpm, fits a rate limit). A call that never got a slot still gave up waiting."""
+    gate = EndpointGate(16, clock=lambda: 10.0)  # the deadline has come whenever a call waits for a slot
+    turn = overloaded_attempts([Sent("timeout", error="timed out: no reply")], True, gate)
+    turn.turn = replace(turn.turn, deadline=10.0)
+    turn.clock = lambda: 0.0
+    exchange = turn.exchange
+
+    def others_take_every_slot(request: Request) -> Sent:
+        gate.in_flight += gate.limit
+        return exchange(request)
+
+    turn.exchange = others_take_every_slot
+    sent, _ = turn.run()
+    assert (sent.kind, sent.error, calls(turn)) == ("timeout", "timed out: no reply", 1)
+
+    never = attempts([OK])
+    never.gate, never.turn = gate, replace(never.turn, deadline=10.0)
+    sent, _ = never.run()
+    assert (sent.kind, calls(never)) == ("rate_limited", 0)
+    assert sent.error.startswith("gave up waiting for the endpoint within judge_max_wait: no free slot")

@@ -45,6 +45,15 @@ def test_the_note_names_an_endpoint_whose_limit_was_lowered_by_a_429() -> None:
         assert bar.postfix.endswith("; judge.example at 2/4 calls after 429")
 
 
+def test_the_note_says_when_calls_timing_out_in_the_servers_queue_lowered_the_limit_not_a_429() -> None:
+    gate = EndpointGate(max_concurrency=4)
+    gate.overloaded(gate.generation)
+    with progress_bar(1) as bar:
+        bar.fp = io.StringIO()
+        ticker(bar, lambda: {"judge.example": gate})()
+        assert bar.postfix.endswith("; judge.example at 2/4 calls after calls timed out in its queue")
+
+
 def test_endpoints_that_hold_nothing_back_leave_the_note_empty() -> None:
     with progress_bar(1) as bar:
         bar.fp = io.StringIO()

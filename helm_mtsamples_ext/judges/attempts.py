@@ -103,7 +103,7 @@ class TurnAttempts:
         except Transient as exhausted:
             sent = exhausted.sent
         if sent.kind == "server":  # a call that ended in server errors counts toward the breaker
-            self.breaker.unanswered(self.scrub(sent.error)[:200])
+            self.breaker.unanswered(self.scrub(sent.error)[:200], self.turn.prompt)
         return sent, self.mode
 
     def _attempt(self) -> Sent:
@@ -194,7 +194,7 @@ class TurnAttempts:
         if sent.kind == "timeout" and breaker.answers > (self.answers_before or 0):
             self._overloaded(sent)
         if sent.kind in ("timeout", "connection", "not_completion"):
-            breaker.unanswered(self.scrub(sent.error)[:200])
+            breaker.unanswered(self.scrub(sent.error)[:200], self.turn.prompt)
             if sent.kind == "not_completion":
                 return sent
             self.timeouts += sent.kind == "timeout"

@@ -26,7 +26,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
 from pyrate_limiter import Duration, Limiter, Rate
@@ -186,14 +186,17 @@ class BreakerState:
     open_until: float = 0.0
     probing: bool = False
     last_error: str = ""
+    prompts: set[int] = field(default_factory=set)  # hashes of the prompts counted in ``failures``
 
 
 class Breaker:
-    """A judge's circuit breaker: ``threshold`` timeouts or connection failures in a row open it for
-    ``cooldown`` seconds; then exactly one call goes through as a probe while the rest still fail fast.
+    """A judge's circuit breaker: timeouts or connection failures on ``threshold`` different prompts in a row
+    open it for ``cooldown`` seconds; then exactly one call goes through as a probe while the rest still fail fast.
 
     Hand-written rather than pybreaker: only unanswered calls may count (an HTTP error means the judge
-    is alive), and the half-open state must admit a single probe among concurrent callers."""
+    is alive), and the half-open state must admit a single probe among concurrent callers. A prompt's retries
+    count once: a judge that answers other prompts but never one long prompt is alive, and opening the breaker on
+    that prompt's retries would fail the judgments it was still giving."""
 
     def __init__(self, threshold: int = 3, cooldown: float = 60.0, clock: Callable[[], float] = time.monotonic):
         self.threshold = threshold
@@ -219,9 +222,16 @@ class Breaker:
             self._state = BreakerState()
             self.answers += 1
 
-    def unanswered(self, error: str) -> None:
+    def unanswered(self, error: str, prompt: str | None = None) -> None:
+        """An unanswered call; ``prompt`` (any key of it) makes its retries count once (None: a new prompt)."""
         with self._lock:
             state = self._state
+            key = None if prompt is None else hash(prompt)
+            if key is not None and key in state.prompts and state.failures < self.threshold:
+                state.last_error = error
+                return
+            if key is not None:
+                state.prompts.add(key)
             state.failures += 1
             state.last_error = error
             state.probing = False

@@ -24,7 +24,9 @@ OK = Sent("ok", text="{}")
 E500 = Sent("server", error="HTTP 500: could not broadcast input array", status=500)
 
 
-def attempts(script: list[Sent], breaker: Breaker | None = None, formats: FormatMemory | None = None) -> TurnAttempts:
+def attempts(
+    script: list[Sent], breaker: Breaker | None = None, formats: FormatMemory | None = None, prompt: str = "prompt"
+) -> TurnAttempts:
     replies = iter(script)
     sent_modes: list[str | None] = []
 
@@ -38,7 +40,7 @@ def attempts(script: list[Sent], breaker: Breaker | None = None, formats: Format
 
     turn = TurnAttempts(
         TARGET,
-        Turn("prompt", None, 100, deadline=float("inf")),
+        Turn(prompt, None, 100, deadline=float("inf")),
         EndpointGate(4),
         breaker or Breaker(3, 600.0),
         formats or FormatMemory(FALLBACK_ORDER),
@@ -92,10 +94,20 @@ def test_what_is_retried_and_what_ends_the_turn(script: list[Sent], kind: str, f
 )
 def test_turns_ending_unanswered_open_the_breaker_after_three(ending: list[Sent]) -> None:
     breaker = Breaker(3, 600.0)
-    for _ in range(3):
-        attempts(list(ending), breaker=breaker).run()
-    sent, _ = attempts([OK], breaker=breaker).run()
+    for n in range(3):
+        attempts(list(ending), breaker=breaker, prompt=f"note {n}").run()
+    sent, _ = attempts([OK], breaker=breaker, prompt="note 3").run()
     assert sent.kind == "unavailable"
+
+
+def test_turns_of_one_prompt_ending_unanswered_leave_the_judge_admitted_for_the_others() -> None:
+    """The same prompt unanswered three times (its turns, the repair turn's retries) is one silent prompt: the
+    judge still gets the other notes' calls."""
+    breaker = Breaker(3, 600.0)
+    for _ in range(3):
+        attempts([Sent("timeout", error="t")] * 2, breaker=breaker, prompt="the silent note").run()
+    sent, _ = attempts([OK], breaker=breaker, prompt="another note").run()
+    assert sent.kind == "ok"
 
 
 def test_a_prompt_too_long_is_never_evidence_against_the_format() -> None:

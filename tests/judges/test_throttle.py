@@ -490,3 +490,27 @@ def test_calls_waiting_for_the_endpoint_hear_how_long_at_least_every_notice_inte
     gate.acquire(time.monotonic() + 5.0)
     gate.release()
     assert lines and all(line.startswith("judge endpoint http://x/v1: calls still waiting") for line in lines)
+
+
+def test_one_prompts_retries_count_once_so_a_judge_answering_others_stays_admitted() -> None:
+    """A judge that never answers one long prompt but answers the rest is alive: that prompt's timeouts and
+    retries count as one unanswered prompt, and only different prompts unanswered in a row open the breaker."""
+    breaker = Breaker(threshold=3, clock=FakeClock())
+    for _ in range(5):
+        breaker.unanswered("timed out", "the long prompt")
+    breaker.unanswered("timed out", "another silent prompt")
+    assert breaker.admit() == (True, "")
+    breaker.unanswered("timed out", "a third")
+    assert breaker.admit() == (False, "timed out")
+
+
+def test_a_probe_for_the_same_prompt_that_times_out_again_reopens_the_breaker() -> None:
+    """Once open, a probe is counted whatever its prompt: a dead judge stays refused for another cooldown."""
+    clock = FakeClock()
+    breaker = Breaker(threshold=2, cooldown=60.0, clock=clock)
+    breaker.unanswered("timed out", "p1")
+    breaker.unanswered("timed out", "p2")
+    clock.now[0] += 61
+    assert breaker.admit() == (True, "")
+    breaker.unanswered("timed out again", "p2")
+    assert breaker.admit() == (False, "timed out again")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ class Evaluation:
 
 
 @pytest.fixture(scope="module")
-def evaluation(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Evaluation]:
+def evaluation(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> Evaluation:
     """The one evaluation of the module; the judges' server is stopped (its held calls released) before the tests
     read it."""
     cache = tmp_path_factory.mktemp("notes")
@@ -60,7 +59,7 @@ def evaluation(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPat
             results = environment.evaluate_sync(client=client, model="golden", num_examples=-1)
     by_note = {note_of(output): output for output in results["outputs"]}
     assert sorted(by_note) == sorted(golden.CASES), "one rollout per golden note"
-    yield Evaluation(by_note, list(judge_server.requests))
+    return Evaluation(by_note, list(judge_server.requests))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,7 +78,7 @@ def notes_by_example_id(raw: Path) -> dict[int, str]:
 
 
 @pytest.fixture(scope="module")
-def pipeline(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pipeline]:
+def pipeline(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
     root = tmp_path_factory.mktemp("medarc")
     raw, processed, out = root / "raw", root / "processed", root / "winrates.json"
     with (
@@ -100,7 +99,7 @@ def pipeline(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathF
     for name in MODELS:
         table = pd.read_parquet(processed / name / f"{ENV_ID}.parquet")
         rewards[name] = {notes[int(i)]: float(r) for i, r in zip(table["example_id"], table["reward"], strict=True)}
-    yield Pipeline(rewards, json.loads(out.read_text(encoding="utf-8")))
+    return Pipeline(rewards, json.loads(out.read_text(encoding="utf-8")))
 
 
 def test_medarcs_parquet_holds_the_tables_rewards_the_unjudged_note_missing(pipeline: Pipeline) -> None:

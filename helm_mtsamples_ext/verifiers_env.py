@@ -117,11 +117,16 @@ class _Panel:
         from openai import AsyncOpenAI
 
         scrub = _scrubber(judges)
-        settings = AsyncCallSettings(structured=args.judge_structured, explanation_cap=args.explanation_cap)
+        settings = AsyncCallSettings(
+            timeout=args.judge_timeout,
+            max_wait=args.judge_max_wait,
+            structured=args.judge_structured,
+            explanation_cap=args.explanation_cap,
+        )
         self.args, self.listed = args, judges
         self.judges = [
             AsyncJudge(
-                AsyncOpenAI(base_url=j.base_url, api_key=j.api_key, timeout=args.judge_timeout, max_retries=3),
+                AsyncOpenAI(base_url=j.base_url, api_key=j.api_key, timeout=args.judge_timeout, max_retries=0),
                 j.model,
                 settings,
                 scrub,
@@ -162,6 +167,7 @@ def load_environment(
     extraction: str = DEFAULT.extraction,
     judge_prompt: str = DEFAULT.judge_prompt,
     judge_timeout: float = DEFAULT.judge_timeout,
+    judge_max_wait: float = DEFAULT.judge_max_wait,
     judge_structured: str = DEFAULT.judge_structured,
     answer_cap: int = DEFAULT.answer_cap,
     explanation_cap: int | None = DEFAULT.explanation_cap,
@@ -175,7 +181,8 @@ def load_environment(
 
     named = dict(
         use_think=use_think, extraction=extraction, judge_prompt=judge_prompt, judge_timeout=judge_timeout,
-        judge_structured=judge_structured, answer_cap=answer_cap, explanation_cap=explanation_cap,
+        judge_max_wait=judge_max_wait, judge_structured=judge_structured, answer_cap=answer_cap,
+        explanation_cap=explanation_cap,
     )  # fmt: skip
     args = _run_args(named, kwargs)
     judges = list_judges(judge_model, judge_base_url, judge_api_key, os.environ)

@@ -5,19 +5,23 @@ reply counts for, and nothing else: the verdict schema first (``json_schema``, a
 it), then no ``response_format`` when the server refuses the format; each reply read by ``reply/reading.py``; a
 reply without a verdict that counts gets a repair turn (the reply, then "answer with only the JSON object"), at
 most ``repair_turns``, stopping when the same bad reply comes back; a reply cut at ``max_tokens`` gets twice as
-many. Retries of 429/5xx/connection errors are the client's (``max_retries``). A failure is a named reason, never
-a score. The client is duck-typed (``client.chat.completions.create``), so this module imports no SDK.
+many. Each request is retried by ``async_attempts.py`` (``judge_timeout`` per exchange, ``judge_max_wait`` for the
+whole judgment, repair turns included); the client's own retries are off (``max_retries=0``). A failure is a
+named reason, never a score. The client is duck-typed (``client.chat.completions.create``), so this module
+imports no SDK.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNAVAILABLE, TIMED_OUT
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
@@ -51,6 +55,8 @@ def format_body(mode: str, explanation_cap: int | None) -> dict[str, Any] | None
 class AsyncCallSettings:
     """How each call is made: HELM's path's defaults (``CallSettings``, ``RunEntryArgs``), read from there."""
 
+    timeout: float = RunEntryArgs.judge_timeout
+    max_wait: float = RunEntryArgs.judge_max_wait
     max_tokens: int = CallSettings.max_tokens
     repair_turns: int = CallSettings.repair_turns
     structured: str = RunEntryArgs.judge_structured
@@ -87,18 +93,6 @@ class _Outcome:
         self.system_fingerprint = sent.response.get("system_fingerprint") or self.system_fingerprint
 
 
-def _failure_of(error: Exception, scrub: Callable[[str], str]) -> str:
-    """A named failure for an exception the client raised after its own retries."""
-    kind = type(error).__name__
-    if kind == "APITimeoutError" or isinstance(error, TimeoutError):
-        return TIMED_OUT
-    if kind == "APIConnectionError":
-        return f"{CONNECTION_FAILED}: {scrub(str(error))[:200]}"
-    status = getattr(error, "status_code", None)
-    said = scrub(str(error)).strip()[:200]
-    return f"{JUDGE_UNAVAILABLE}: HTTP {status}: {said}" if status else f"{JUDGE_UNAVAILABLE}: {kind}: {said}"
-
-
 class AsyncJudge:
     """One judge of the panel behind an async OpenAI-compatible client; remembers which format its server took."""
 
@@ -108,20 +102,22 @@ class AsyncJudge:
         model: str,
         settings: AsyncCallSettings = AsyncCallSettings(),
         scrub: Callable[[str], str] = str,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if settings.structured not in MODES:
             raise ValueError(f"judge_structured must be one of {', '.join(MODES)}, got {settings.structured!r}")
-        self.client, self.model, self.settings, self.scrub = client, model, settings, scrub
+        self.client, self.model, self.settings, self.scrub, self.clock = client, model, settings, scrub, clock
         self._modes = MODES[settings.structured]
 
     async def judge(self, prompt: str, untrusted: Sequence[str] = (), **extra: object) -> JudgeEntry:
         """The judge's entry for one prompt: its verdict, or why there is none. ``untrusted`` are the prompt's texts
         a verdict is never read from (the candidate answer, the note); ``extra`` goes into the entry."""
         outcome = _Outcome()
+        deadline = self.clock() + self.settings.max_wait
         messages = [{"role": "user", "content": prompt}]
         max_tokens, previous = self.settings.max_tokens, None
         for _ in range(1 + self.settings.repair_turns):
-            sent = await self._send(messages, max_tokens)
+            sent = await self._send(messages, max_tokens, deadline)
             outcome.count(sent)
             outcome.structured = sent.mode
             if sent.failure is not None:
@@ -152,22 +148,23 @@ class AsyncJudge:
             **extra,
         )
 
-    async def _send(self, messages: list[dict[str, str]], max_tokens: int) -> _Sent:
+    async def _send(self, messages: list[dict[str, str]], max_tokens: int, deadline: float) -> _Sent:
         """One turn, in the first format the server takes; a refused format is dropped for this judge's later
         calls only once no format at all worked before it (a later 500 is the server's, not the format's)."""
+        budget = Budget(self.settings.timeout, deadline)
         for i, mode in enumerate(self._modes):
             body = format_body(mode, self.settings.explanation_cap)
             request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0.0}
             request["max_tokens"] = max_tokens
             if body is not None:
                 request["response_format"] = body
-            try:
-                completion = await self.client.chat.completions.create(**request)
-            except Exception as error:  # the client's own retries are over: a named failure, never a crash
+            create = partial(self.client.chat.completions.create, **request)
+            completion = await attempt(create, budget, self.scrub, self.clock, name=self.model)
+            if isinstance(completion, Failure):  # the retries are over: a named failure, never a crash
                 last = i == len(self._modes) - 1
-                if body is not None and getattr(error, "status_code", None) in FORMAT_SUSPECT_STATUS and not last:
+                if body is not None and completion.status in FORMAT_SUSPECT_STATUS and not last:
                     continue
-                return _Sent(failure=self.scrub(_failure_of(error, self.scrub)), mode=mode)
+                return _Sent(failure=self.scrub(completion.text), mode=mode)
             self._modes = self._modes[i:]  # the first format that worked is the one this judge keeps
             return _read(completion, mode)
         raise AssertionError("unreachable: the last format's failure is returned")  # pragma: no cover

@@ -19,15 +19,35 @@ import verifiers as vf
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.prompt import build_prompt
-from tests.doors.verifiers.model_server import FAIL_MARKER, ModelServer, answer_for
-from tests.servers.judge import JudgeServer
-from tests.synthetic_notes import SyntheticNotes
+from tests.servers.judge import Behaviour, JudgeServer
+from tests.servers.model import ModelServer, default_answer
+from tests.synthetic_notes import OBGYN, SyntheticNotes
 
 pytestmark = pytest.mark.verifiers
 
 ENV_ID = "helm_mtsamples_ext.verifiers_env"
 KEY_VAR = "MTSAMPLES_TEST_MODEL_KEY"
 HELM_INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
+FAIL_MARKER = Behaviour("lost_some").fail_marker
+"""What a plan carries for the judge server's ``lost_some`` judge to give no verdict on it."""
+
+
+def answer_for(prompt: str) -> str:
+    """The model under test: the shared plan naming the prompt's hash; for an Obstetrics note, with the marker."""
+    return f"{default_answer(prompt)} {FAIL_MARKER}" if OBGYN in prompt else default_answer(prompt)
+
+
+class RecordingModel(ModelServer):
+    """The shared model under test answering by ``answer_for``, keeping each request's body: what the door sends
+    the model besides the prompt (the messages, temperature and token limit)."""
+
+    def __init__(self) -> None:
+        super().__init__(answer_for)
+        self.requests: list[dict[str, Any]] = []
+
+    def completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(body)
+        return super().completion(body)
 
 
 @pytest.fixture
@@ -46,8 +66,9 @@ def notes_env(
 
 def evaluate(
     judges: dict[str, str], n: int = 3, **env_args: Any
-) -> tuple[list[dict[str, Any]], JudgeServer, ModelServer]:
-    with JudgeServer(judges) as judge_server, ModelServer() as model_server:
+) -> tuple[list[dict[str, Any]], JudgeServer, RecordingModel]:
+    model_server = RecordingModel()
+    with JudgeServer(judges) as judge_server, model_server:
         env = vf.load_environment(
             ENV_ID,
             judge_model=list(judges),
@@ -192,7 +213,7 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
     command = readme_vf_eval()
     option = {flag: i + 1 for i, flag in enumerate(command) if flag.startswith("-")}
     env_args = json.loads(command[option["-a"]])
-    with JudgeServer(dict.fromkeys(env_args["judge_model"], "steady")) as judges, ModelServer() as model:
+    with JudgeServer(dict.fromkeys(env_args["judge_model"], "steady")) as judges, ModelServer(answer_for) as model:
         command[0] = str(Path(sys.executable).with_name("vf-eval"))
         command[option["-m"]], command[option["-b"]] = "alpha", model.base_url
         monkeypatch.setenv(command[option["-k"]], "model-key")
@@ -200,19 +221,19 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
         command[option["-a"]], command[option["-n"]] = json.dumps(env_args), "2"
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
-        assert len(model.requests) == 2 and judges.count() == 2
+        assert len(model.prompts) == 2 and judges.count() == 2
     assert "reward: avg" in done.stdout
 
 
 def test_medarc_eval_takes_medarcs_arguments_and_ours_by_name(notes_env: dict[str, str], tmp_path: Path) -> None:
     """medarc-eval accepts only parameters load_environment names (no **kwargs): ours are named, so it takes them."""
-    with JudgeServer({"ja": "steady"}) as judges, ModelServer() as model:
+    with JudgeServer({"ja": "steady"}) as judges, ModelServer(answer_for) as model:
         command = [str(Path(sys.executable).with_name("medarc-eval")), ENV_ID, "-m", "alpha", "-b", model.base_url]
         command += ["-k", KEY_VAR, "-n", "1", "-r", "1", "--judge-model", "ja", "--judge-base-url", judges.base_url]
         command += ["--judge-api-key", "judge-key", "--env-arg", "judge_prompt=ours", "--env-arg", "answer_cap=5000"]
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
-        assert len(model.requests) == 1 and judges.count() == 1
+        assert len(model.prompts) == 1 and judges.count() == 1
 
 
 def test_this_venv_has_no_helm_and_the_environment_needs_none() -> None:

@@ -1,0 +1,150 @@
+"""One request to a judge over an async OpenAI-compatible client, retried by HELM's path's rules, not the SDK's.
+
+Why: the SDK's own retries (``max_retries``) count attempts whatever the fault: a judge that never answers cost
+four timeouts and three backoffs per note, ``judge_max_wait`` bounded nothing, and a 429 got three tries
+whatever its Retry-After said. The rules here are docs/judging.md's, as ``attempts.py`` applies them on HELM's
+path: ``judge_timeout`` bounds each exchange whole (a reply dripping in is cut at it too); a timeout is retried
+``timeout_retries`` times; a 429 (its Retry-After honoured), a 5xx, a 408/409 and a connection error are retried
+with backoff until the judgment's deadline (``judge_max_wait`` from its start), and a wait that would end past it
+is not begun; the same server error ``repeat_limit`` times in a row ends the request; any other error ends it at
+once. The client is made with ``max_retries=0``. Duck-typed, so no SDK is imported: an error is read by its class
+names and ``status_code``. Each failure begins with its kind (common/failure_kinds.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from helm_mtsamples_ext.common.failure_kinds import (
+    CONNECTION_FAILED,
+    GAVE_UP_WAITING,
+    JUDGE_UNAVAILABLE,
+    RATE_LIMITED,
+    SERVER_ERROR_REPEATS,
+    TIMED_OUT,
+)
+from helm_mtsamples_ext.common.log import hwarn
+from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.throttle import backoff, parse_retry_after
+
+RETRIED_STATUS = (408, 409)
+"""Client-error statuses that waiting can fix (the SDK retries them too); 429 and 5xx besides."""
+RATE_LIMIT_BASE, RATE_LIMIT_CAP = 1.0, 30.0
+"""Backoff after a 429 without Retry-After, as ``attempts.py`` waits on HELM's path."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long one judgment may take: each exchange, and all its waits (``deadline`` on ``clock``'s scale)."""
+
+    timeout: float
+    deadline: float
+    timeout_retries: int = CallSettings.timeout_retries
+    repeat_limit: int = CallSettings.repeat_limit
+    retry_base: float = CallSettings.retry_base
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a request got no reply: the recorded failure, and the last HTTP status (a format refusal reads it)."""
+
+    text: str
+    status: int | None = None
+
+
+def _named(error: BaseException, name: str) -> bool:
+    return any(cls.__name__ == name for cls in type(error).__mro__)
+
+
+def status_of(error: BaseException) -> int | None:
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def kind_of(error: BaseException) -> str:
+    """What waiting can do about ``error``: ``timeout``, ``connection``, ``rate_limited``, ``server`` (retried)
+    or ``final``."""
+    if isinstance(error, TimeoutError) or _named(error, "APITimeoutError"):
+        return "timeout"
+    if _named(error, "APIConnectionError"):
+        return "connection"
+    status = status_of(error)
+    if status == 429:
+        return "rate_limited"
+    if status is not None and (status >= 500 or status in RETRIED_STATUS):
+        return "server"
+    return "final"
+
+
+def failure_of(error: BaseException, scrub: Callable[[str], str]) -> str:
+    """The recorded failure for an exception the client raised (a key it repeats is scrubbed)."""
+    kind, status = kind_of(error), status_of(error)
+    said = scrub(str(error)).strip()[:200]
+    if kind == "timeout":
+        return TIMED_OUT
+    if kind == "connection":
+        return f"{CONNECTION_FAILED}: {said}"
+    if kind == "rate_limited":
+        return f"{RATE_LIMITED} (HTTP 429): {said}"
+    return (
+        f"{JUDGE_UNAVAILABLE}: HTTP {status}: {said}"
+        if status
+        else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
+    )
+
+
+def _retry_after(error: BaseException) -> float | None:
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    return parse_retry_after(dict(headers)) if headers is not None else None
+
+
+async def attempt(
+    create: Callable[[], Awaitable[Any]],
+    budget: Budget,
+    scrub: Callable[[str], str] = str,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    name: str = "?",
+) -> Any:
+    """``create()``'s reply, retried through what waiting fixes within ``budget``; a ``Failure`` when none came.
+    Each wait is one warning line naming the judge (``name``), as on HELM's path."""
+    timeouts, retries, repeats = 0, 0, 0
+    last: tuple[int | None, str] | None = None
+    while True:
+        try:
+            return await asyncio.wait_for(create(), budget.timeout)
+        except Exception as error:  # every fault is a named failure or a retry, never a crash
+            fault = error
+        kind, status, failure = kind_of(fault), status_of(fault), failure_of(fault, scrub)
+        if kind == "final":
+            return Failure(failure, status)
+        timeouts += kind == "timeout"
+        if kind == "timeout" and timeouts > budget.timeout_retries:
+            return Failure(failure, status)
+        if kind == "server":
+            repeats = repeats + 1 if (status, failure) == last else 1
+            last = (status, failure)
+            if repeats >= budget.repeat_limit:
+                return Failure(f"{SERVER_ERROR_REPEATS}: {failure}", status)
+        retries += 1
+        asked = _retry_after(fault) if kind == "rate_limited" else None
+        if asked is not None:
+            wait = asked
+        elif kind == "rate_limited":
+            wait = backoff(retries, RATE_LIMIT_BASE, cap=RATE_LIMIT_CAP)
+        else:
+            wait = backoff(retries, budget.retry_base)
+        if clock() + wait > budget.deadline:
+            if kind == "rate_limited":
+                failure = f"{GAVE_UP_WAITING} within judge_max_wait: {failure}"
+            return Failure(failure, status)
+        hwarn(f"judge {name}: {failure[:160]}; retrying in {wait:.1f} s (attempt {retries + 1}, up to judge_max_wait)")
+        await sleep(wait)
+
+
+__all__ = ["Budget", "Failure", "RETRIED_STATUS", "attempt", "failure_of", "kind_of", "status_of"]

@@ -1,0 +1,130 @@
+"""The rules of async_attempts.py: which of the SDK's errors are retried, how often, and for how long, on a clock
+and a sleep of the test's own (no test waits out a backoff)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from helm_mtsamples_ext.common.failure_kinds import (
+    CONNECTION_FAILED,
+    GAVE_UP_WAITING,
+    JUDGE_UNAVAILABLE,
+    RATE_LIMITED,
+    SERVER_ERROR_REPEATS,
+    TIMED_OUT,
+    failure_kind,
+)
+from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
+from tests.judges.sdk_errors import http_request, status_error
+
+REPLY = {"choices": [{"message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]}
+
+
+def timeout() -> openai.APITimeoutError:
+    return openai.APITimeoutError(request=http_request())
+
+
+def connection() -> openai.APIConnectionError:
+    return openai.APIConnectionError(message="Connection refused", request=http_request())
+
+
+@dataclass
+class Server:
+    """What the server answers, call by call (the last answer repeats), on a clock only its sleeps move."""
+
+    answers: list[BaseException | dict[str, Any]]
+    calls: int = 0
+    now: float = 0.0
+    slept: list[float] = field(default_factory=list)
+
+    async def create(self) -> dict[str, Any]:
+        answer = self.answers[min(self.calls, len(self.answers) - 1)]
+        self.calls += 1
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def run(self, max_wait: float = 20.0, timeout: float = 2.0) -> Any:
+        budget = Budget(timeout=timeout, deadline=self.now + max_wait)
+        return asyncio.run(attempt(self.create, budget, clock=lambda: self.now, sleep=self.sleep))
+
+
+def test_a_timeout_is_retried_once_then_fails_as_timed_out() -> None:
+    server = Server([timeout()])
+    assert server.run() == Failure(TIMED_OUT) and server.calls == 2
+    again = Server([timeout(), REPLY])
+    assert again.run() == REPLY and again.calls == 2
+
+
+def test_judge_timeout_bounds_the_whole_exchange() -> None:
+    """A reply that never comes is cut at judge_timeout by the door itself, whatever the client's own timeouts."""
+    never = asyncio.Event()
+
+    async def create() -> None:
+        await never.wait()
+
+    async def no_wait(seconds: float) -> None:
+        pass
+
+    assert asyncio.run(attempt(create, Budget(timeout=0.01, deadline=1e9), sleep=no_wait)) == Failure(TIMED_OUT)
+
+
+def test_a_429_waits_as_retry_after_asks() -> None:
+    server = Server([status_error(429, {"Retry-After": "7"}), REPLY])
+    assert server.run() == REPLY and server.slept == [7.0]
+
+
+def test_a_429_asking_past_judge_max_wait_gives_up_at_once() -> None:
+    server = Server([status_error(429, {"Retry-After": "60"})])
+    failed = server.run(max_wait=20.0)
+    assert isinstance(failed, Failure) and failed.status == 429
+    assert failed.text.startswith(f"{GAVE_UP_WAITING} within judge_max_wait: {RATE_LIMITED} (HTTP 429)")
+    assert server.calls == 1 and server.slept == []
+
+
+def test_server_errors_are_retried_until_judge_max_wait() -> None:
+    """Different 5xx each time (never the same one three times): retried, no wait begun past the deadline."""
+    server = Server([status_error(500 + i % 4, body=f"error {i}") for i in range(200)])
+    failed = server.run(max_wait=20.0)
+    assert isinstance(failed, Failure) and failure_kind(failed.text) == JUDGE_UNAVAILABLE
+    assert server.calls > 3 and sum(server.slept) <= 20.0
+
+
+def test_the_same_server_error_three_times_ends_the_request() -> None:
+    server = Server([status_error(500, body="cannot fit the prompt")])
+    failed = server.run()
+    assert isinstance(failed, Failure) and failed.status == 500 and server.calls == 3
+    assert failed.text.startswith(f"{SERVER_ERROR_REPEATS}: {JUDGE_UNAVAILABLE}: HTTP 500")
+
+
+def test_a_connection_error_is_retried() -> None:
+    server = Server([connection(), REPLY])
+    assert server.run() == REPLY and server.calls == 2
+    down = Server([connection()])
+    failed = down.run(max_wait=5.0)
+    assert isinstance(failed, Failure) and failure_kind(failed.text) == CONNECTION_FAILED
+
+
+def test_a_client_error_is_not_retried_and_keeps_its_status() -> None:
+    """A 400 (a refused response_format among them) ends the request at once; the caller reads its status."""
+    server = Server([status_error(400, body="response_format not supported")])
+    failed = server.run()
+    assert isinstance(failed, Failure) and failed.status == 400 and server.calls == 1
+    assert failed.text.startswith(f"{JUDGE_UNAVAILABLE}: HTTP 400")
+
+
+def test_a_key_the_error_repeats_is_scrubbed() -> None:
+    server = Server([status_error(401, body="Incorrect API key provided: sk-secret-key")])
+    scrub: Callable[[str], str] = lambda text: text.replace("sk-secret-key", "***")  # noqa: E731
+    create: Callable[[], Awaitable[Any]] = server.create
+    failed = asyncio.run(attempt(create, Budget(timeout=2.0, deadline=20.0), scrub, sleep=server.sleep))
+    assert isinstance(failed, Failure) and "sk-secret-key" not in failed.text and "***" in failed.text

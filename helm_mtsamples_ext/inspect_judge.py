@@ -197,11 +197,12 @@ def failure_of(error: BaseException, call: JudgeCall) -> str:
             f"{TIMED_OUT}: no reply within judge_timeout={call.timeout:g}s per attempt, "
             f"judge_max_wait={call.max_wait:g}s in all"
         )
-    lines = str(error).strip().splitlines()
+    # another provider's error stays wrapped in Inspect's ModelGenerateError, which keeps its status and message
+    lines = str(getattr(error, "provider_message", None) or error).strip().splitlines()
     said = call.scrub(lines[0] if lines else "")[:200]
     if isinstance(error, openai.APIConnectionError):
         return f"{CONNECTION_FAILED}: {said}"
-    status = error.status_code if isinstance(error, openai.APIStatusError) else None
+    status = getattr(error, "status_code", None)
     return f"{JUDGE_UNAVAILABLE}: " + (f"HTTP {status}: {said}" if status else f"{type(error).__name__}: {said}")
 
 

@@ -66,7 +66,7 @@ def run(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactor
             "--model", "openai-api/loop/m", "--display", "none", "--log-dir", str(tmp / "logs"),
             "-T", f"judges={'+'.join(golden.JUDGES)}", "-T", f"judge_base_url={server.base_url}",
             "-T", f"judge_timeout={golden.JUDGE_TIMEOUT:g}", "-T", f"judge_max_wait={golden.JUDGE_MAX_WAIT:g}",
-            "-T", "max_unjudged=0.1",
+            "-T", "max_unjudged=0.1",  # one note in ten is unjudged by design: the default 0 would fail the eval
         ]  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     logs = list((tmp / "logs").glob("*.eval"))
@@ -95,8 +95,12 @@ def metadata(sample: EvalSample) -> dict[str, Any]:
 
 
 def recorded_scores(entry: dict[str, Any]) -> tuple[int, int, int] | None:
+    """A judge's recorded scores, None when it failed: then it holds none (it counts for nothing, never low)."""
     scores = tuple(entry[d]["score"] for d in DIMENSIONS)
-    return None if entry["status"] == "failed" else cast(tuple[int, int, int], scores)
+    if entry["status"] == "failed":
+        assert scores == (None, None, None), entry
+        return None
+    return cast(tuple[int, int, int], scores)
 
 
 def test_the_eval_runs_every_golden_note(run: GoldenRun) -> None:
@@ -147,12 +151,18 @@ def test_the_mean_reward_leaves_the_unjudged_note_out_and_has_its_interval(run: 
 
 
 def test_the_timed_out_judge_was_bounded_by_judge_max_wait(run: GoldenRun) -> None:
-    """The silent judge is given up after ``judge_max_wait``, retries included, named "timed out" (never a crash,
-    never Inspect's own error text): the eval finished while the server still held both calls."""
-    for name, sample in by_note(run).items():
-        for judge, failure in metadata(sample)["failures"].items():
-            if failure_kind(failure) == golden.TIMED_OUT:
-                assert f"judge_max_wait={golden.JUDGE_MAX_WAIT:g}" in failure, (name, judge, failure)
+    """The silent judge is given up at ``judge_max_wait``, retries included, as "timed out" naming both bounds. It
+    holds each call ``judge_max_wait`` + 15 s and then answers 503: a door waiting past ``judge_max_wait`` would
+    record "judge unavailable" (the table's kind check fails), one that crashed no failure at all."""
+    bounds = f"judge_timeout={golden.JUDGE_TIMEOUT:g}s per attempt, judge_max_wait={golden.JUDGE_MAX_WAIT:g}s"
+    timed_out = [
+        failure
+        for sample in by_note(run).values()
+        for failure in metadata(sample)["failures"].values()
+        if failure_kind(failure) == golden.TIMED_OUT
+    ]
+    assert len(timed_out) == golden.FAILURE_COUNTS["gold-b"][golden.TIMED_OUT]
+    assert all(bounds in failure for failure in timed_out), timed_out
 
 
 def test_each_score_holds_every_judges_scores_explanations_and_failure(run: GoldenRun) -> None:
@@ -183,7 +193,7 @@ def test_inspect_view_bundles_the_log(run: GoldenRun, tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (out / "index.html").is_file()
-    bundled = [p for p in out.rglob("*.eval")]
+    bundled = list(out.rglob("*.eval"))
     assert [p.name for p in bundled] == [run.log_file.name]
     with zipfile.ZipFile(bundled[0]) as log:
         names = log.namelist()

@@ -8,32 +8,54 @@ stopping when the same bad reply comes again; one cut at ``max_tokens`` gets twi
 ``entry_of``'s: a judge that fails counts for nothing, with its reason. Structured output follows
 ``judge_structured``: ``auto`` sends the verdict schema as Inspect's ``ResponseSchema``, then llama.cpp's
 ``json_object`` form, then none, dropping a form only when the server's refusal names it.
+
+Failures carry the core's kinds (common/failure_kinds.py), as on HELM's path, so a judge failing the same way
+fails under the same name through every door: a reply without text (OpenAI's refusal, which Inspect turns into a
+``ContentText(refusal=True)``; a tool call; nothing) is named by ``judges.reply.shape.reply_shape`` and is never
+repaired; an exception Inspect raises once its retries are spent is "timed out", "connection failed" or "judge
+unavailable", never Inspect's or tenacity's own words. Each attempt is bounded by ``judge_timeout`` (Inspect's
+``attempt_timeout``) and a turn, its retries included, by ``judge_max_wait`` (Inspect's ``timeout``, and a cancel
+scope: Inspect's backoff would overshoot it); a turn given up there is named by the last error Inspect retried.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+import openai
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageUser,
+    ContentText,
     GenerateConfig,
     Model,
     ModelOutput,
     ResponseSchema,
 )
 from inspect_ai.util import JSONSchema
+from tenacity import RetryError
 
+from helm_mtsamples_ext.common.failure_kinds import (
+    CONNECTION_FAILED,
+    CONTEXT_FAILURE,
+    JUDGE_UNAVAILABLE,
+    LARGER_CONTEXT,
+    TIMED_OUT,
+)
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
+from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
 from helm_mtsamples_ext.judges.settings import CallSettings
 
-__all__ = ["JudgeCall", "judge_note"]
+__all__ = ["GaveUp", "JudgeCall", "failure_of", "judge_note", "origin", "shape_failure"]
 
 REPAIR_TURNS = CallSettings.repair_turns
 JUDGE_MAX_TOKENS = CallSettings.max_tokens
@@ -42,8 +64,40 @@ REPLY_CAP = 64 * 1024
 """The longest reply sent back in a repair turn, and kept (cut) in the record (judges/cache_gate.py's cap)."""
 FALLBACK_ORDER = ("json_schema", "json_object", "off")
 _NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.IGNORECASE)
-_FINISH = {"max_tokens": "length", "model_length": "length", "content_filter": "content_filter"}
-"""Inspect's stop reasons in the OpenAI words read_reply knows (a reply cut short is a failure, never read)."""
+_FINISH = {"max_tokens": "length", "content_filter": "content_filter"}
+"""Inspect's stop reasons in the OpenAI words read_reply knows (a reply cut short is a failure, never read);
+``model_length`` is a prompt over the judge's context, named apart as on HELM's path."""
+_TIMEOUTS = ("AttemptTimeoutError", "StreamIdleTimeoutError")
+"""Inspect's own timeouts (``inspect_ai.model._model``, not exported): an attempt past ``attempt_timeout``."""
+
+
+_RETRIED: ContextVar[list[BaseException] | None] = ContextVar("_RETRIED", default=None)
+"""The errors Inspect retried in the current turn, so a turn given up at ``max_wait`` is named by its last one."""
+
+
+class GaveUp(Exception):
+    """A turn given up at ``judge_max_wait`` while Inspect was still retrying it, with the last error it retried
+    (None: the first attempt was still running)."""
+
+    def __init__(self, last: BaseException | None) -> None:
+        super().__init__(str(last) if last is not None else "no reply")
+        self.last = last
+
+
+def _noting_retries(model: Model) -> Model:
+    """``model``, its ``before_retry`` hook (Inspect calls it with each error it is about to retry) also noting the
+    error for the current turn. Once per model: Inspect hands back the same memoized model on every call."""
+    if not getattr(model, "_notes_retries", False):
+        before = model.before_retry
+
+        async def noting(ex: BaseException) -> None:
+            retried = _RETRIED.get()
+            if retried is not None:
+                retried.append(ex)
+            await before(ex)
+
+        model.__dict__.update(before_retry=noting, _notes_retries=True)  # this instance's hook, not the class's
+    return model
 
 
 @dataclass
@@ -74,8 +128,8 @@ class JudgeCall:
         return GenerateConfig(
             max_tokens=max_tokens,
             temperature=0.0,
-            attempt_timeout=int(self.timeout),
-            timeout=int(self.max_wait),
+            attempt_timeout=_seconds(self.timeout),
+            timeout=_seconds(self.max_wait),
             **extra,
         )
 
@@ -94,19 +148,76 @@ class JudgeCall:
             index = self._mode.get(name, 0)
             mode = self.modes[index]
             try:
-                output = await model.generate(messages, config=self.config(mode, max_tokens))
+                output = await self._bounded(model, messages, self.config(mode, max_tokens))
             except Exception as e:
-                if name not in self._worked and index + 1 < len(self.modes) and _NAMES_FORMAT.search(str(e)):
+                said = str(origin(e))  # the server's words, not the request Inspect's error repeats
+                if name not in self._worked and index + 1 < len(self.modes) and _NAMES_FORMAT.search(said):
                     self._mode[name] = index + 1
                     continue
                 raise
             self._worked.add(name)
             return output, mode
 
+    async def _bounded(self, model: Model, messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        """One turn through Inspect's retries, given up at ``max_wait``: Inspect stops retrying only after an attempt
+        that fails past its ``timeout``, so its backoff (3 s, doubling, up to 30 minutes) would overshoot."""
+        retried: list[BaseException] = []
+        token = _RETRIED.set(retried)
+        try:
+            with anyio.move_on_after(self.max_wait):
+                return await _noting_retries(model).generate(messages, config=config)
+        finally:
+            _RETRIED.reset(token)
+        raise GaveUp(retried[-1] if retried else None)  # only a cancelled scope gets here
 
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"judge call failed: {type(error).__name__}: {text[0] if text else ''}"[:500]
+
+def _seconds(value: float) -> int:
+    """Inspect's timeouts are whole seconds: rounded up, so a short ``judge_timeout`` never becomes none."""
+    return max(1, math.ceil(value))
+
+
+def origin(error: BaseException) -> BaseException:
+    """The error behind what Inspect raised: tenacity's ``RetryError`` holds the last attempt's, our ``GaveUp`` the
+    last one Inspect retried, and Inspect's ``ModelGenerateError`` (whose text is the whole request, formats and
+    all) the provider's as its cause."""
+    if isinstance(error, RetryError) and error.last_attempt.failed:
+        error = error.last_attempt.exception() or error
+    if isinstance(error, GaveUp):
+        error = error.last or TimeoutError()
+    cause = error.__cause__
+    return cause if not isinstance(error, openai.OpenAIError) and isinstance(cause, openai.OpenAIError) else error
+
+
+def failure_of(error: BaseException, call: JudgeCall) -> str:
+    """The named failure for an exception Inspect raised once its retries were spent (the last attempt's, when
+    tenacity wraps it), in the core's kinds; the details scrubbed of any key."""
+    error = origin(error)
+    if isinstance(error, (TimeoutError, openai.APITimeoutError)) or type(error).__name__ in _TIMEOUTS:
+        return (
+            f"{TIMED_OUT}: no reply within judge_timeout={call.timeout:g}s per attempt, "
+            f"judge_max_wait={call.max_wait:g}s in all"
+        )
+    # another provider's error stays wrapped in Inspect's ModelGenerateError, which keeps its status and message
+    lines = str(getattr(error, "provider_message", None) or error).strip().splitlines()
+    said = call.scrub(lines[0] if lines else "")[:200]
+    if isinstance(error, openai.APIConnectionError):
+        return f"{CONNECTION_FAILED}: {said}"
+    status = getattr(error, "status_code", None)
+    return f"{JUDGE_UNAVAILABLE}: " + (f"HTTP {status}: {said}" if status else f"{type(error).__name__}: {said}")
+
+
+def shape_failure(output: ModelOutput) -> str | None:
+    """``reply_shape``'s name for a reply without text, read from Inspect's output put back in OpenAI's shape
+    (Inspect keeps OpenAI's ``refusal`` as a ``ContentText`` marked ``refusal``), or None when it has text."""
+    if not output.choices:
+        return "no message in the reply"
+    message = output.choices[0].message
+    parts = [ContentText(text=message.content)] if isinstance(message.content, str) else message.content
+    texts = [p for p in parts if isinstance(p, ContentText)]
+    refusal = "".join(p.text for p in texts if p.refusal)
+    content = "".join(p.text for p in texts if not p.refusal)
+    said = {"content": content, "refusal": refusal or None, "tool_calls": message.tool_calls or None}
+    return reply_shape({"choices": [{"message": said}]})
 
 
 async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untrusted: tuple[str, ...]) -> JudgeEntry:
@@ -119,12 +230,21 @@ async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untr
         try:
             output, mode = await call.generate(name, model, messages, max_tokens)
         except Exception as e:  # Inspect gave up (its retries spent): the judge counts for nothing, with why
-            return entry_of(verdict, _one_line(e), text[:REPLY_CAP] or None, call.scrub, structured=mode)
+            verdict, failure = None, failure_of(e, call)
+            break
         if output.usage is not None:
             tokens_in += output.usage.input_tokens
             tokens_out += output.usage.output_tokens
+        shape = shape_failure(output)
+        if shape is not None:  # nothing to read, and a repair turn would get nothing again (HELM's path)
+            verdict, failure, text = None, shape, output.completion
+            break
         text = output.completion
-        finish = _FINISH.get(output.choices[0].stop_reason) if output.choices else None
+        stop = output.choices[0].stop_reason if output.choices else None
+        if stop == "model_length":  # Inspect's word for OpenAI's context_length_exceeded: no turn would fit
+            verdict, failure = None, f"{CONTEXT_FAILURE}: {LARGER_CONTEXT}"
+            break
+        finish = _FINISH.get(stop) if stop else None
         reading = read_reply(text, finish, untrusted)
         verdict, failure = reading.verdict, reading.failure
         if not reading.retry or text == previous:  # the same bad reply again: more turns would get it again
@@ -139,7 +259,7 @@ async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untr
     return entry_of(
         verdict,
         failure,
-        text[:REPLY_CAP],
+        text[:REPLY_CAP] or None,
         call.scrub,
         tokens=tokens_in + tokens_out,
         tokens_in=tokens_in,

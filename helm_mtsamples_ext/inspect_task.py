@@ -16,17 +16,19 @@ scores 0, as in HELM, and no judge is asked.
 
 from __future__ import annotations
 
-import asyncio
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, Model, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, bootstrap_stderr, mean, metric, scorer
 from inspect_ai.solver import TaskState, generate
+from inspect_ai.util import collect
 
 from helm_mtsamples_ext.common.answer import strip_think
 from helm_mtsamples_ext.common.answer_cap import judged_answer
@@ -43,9 +45,10 @@ from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
 
-__all__ = ["mtsamples_procedures", "panel_scorer"]
+__all__ = ["bootstrap_ci", "mtsamples_procedures", "panel_scorer"]
 
 DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
 """Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
@@ -95,6 +98,22 @@ def max_unjudged_check(max_unjudged: float) -> Metric:
     return compute
 
 
+@metric
+def bootstrap_ci(resamples: int = 2000, seed: int = 0) -> Metric:
+    """The 95% bootstrap interval of the mean reward, as ``ci_low`` and ``ci_high``: the leaderboard's interval
+    (report.stats.reward_ci: expanded percentile bootstrap over the notes with a reward, seeded), so Inspect and
+    helm-mtsamples-report give the same bounds for the same rewards. NaN (no interval) below 5 notes with a reward
+    or when most resamples tie, as in the report: an interval from 2 notes would read as certainty."""
+    settings = BootstrapSettings(n_resamples=resamples, seed=seed)
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        rewards = [s.score.as_float() for s in scores]
+        low, high = reward_ci(np.array([r for r in rewards if math.isfinite(r)], dtype=float), settings)
+        return {"ci_low": float(low), "ci_high": float(high)}
+
+    return compute
+
+
 def _models(judges: list[str], urls: list[str]) -> dict[str, Model]:
     key = os.environ.get("JUDGE_API_KEY") or "EMPTY"
     if not urls:
@@ -112,8 +131,13 @@ def _value(reward: float | None, dims: dict[str, float | None], unjudged: bool) 
 
 
 def metrics(unjudged: Metric) -> dict[str, list[Metric]]:
-    """Mean reward with its bootstrap standard error, each dimension's mean (1-5), and the unjudged share."""
-    return {"reward": [mean(), bootstrap_stderr()], **{d: [mean()] for d in DIMENSIONS}, UNJUDGED: [unjudged]}
+    """Mean reward with its bootstrap standard error and 95% interval, each dimension's mean (1-5), and the unjudged
+    share."""
+    return {
+        "reward": [mean(), bootstrap_stderr(), bootstrap_ci()],
+        **{d: [mean()] for d in DIMENSIONS},
+        UNJUDGED: [unjudged],
+    }
 
 
 @scorer(metrics=metrics(mean()))
@@ -143,7 +167,7 @@ def panel_scorer(
             record = NoteRecord.empty(RULES_VERSION)
         else:
             prompt = build_prompt(encodable_text(note), cut.text, encodable_text(target.text), judge_prompt)
-            entries = await asyncio.gather(*(judge_note(call, n, models[n], prompt, (cut.text, note)) for n in names))
+            entries = await collect(*(judge_note(call, n, models[n], prompt, (cut.text, note)) for n in names))
             panel = dict(zip(names, entries, strict=True))
             failed = tuple(n for n, e in panel.items() if e.failed)
             record = NoteRecord(
@@ -155,6 +179,7 @@ def panel_scorer(
             f"{j.name}: "
             + (f"failed ({failures[j.name]})" if j.failed else ", ".join(f"{d} {s}" for d, s in j.scores.items()))
             for j in scores.judges
+            if not record.empty_answer  # no judge was asked: none failed, none scored
         ]
         metadata: dict[str, Any] = {
             "judges": {n: e.to_dict() for n, e in record.judges.items()},

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,7 +18,13 @@ import pytest
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.scorer import Score
 
-from helm_mtsamples_ext.common.failure_kinds import NO_VERDICT
+from helm_mtsamples_ext.common.failure_kinds import (
+    CONNECTION_FAILED,
+    CONTEXT_FAILURE,
+    JUDGE_UNAVAILABLE,
+    NO_VERDICT,
+    failure_kind,
+)
 from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.data.instances import build_samples
@@ -34,10 +42,14 @@ LOST_NOTE = 1
 
 
 def inspect_eval(
-    notes: SyntheticNotes, tmp: Path, judges: dict[str, str], *task_args: str
+    notes: SyntheticNotes,
+    tmp: Path,
+    judges: Mapping[str, str | Behaviour],
+    *task_args: str,
+    urls: Callable[[str], str] = lambda served: served,
 ) -> tuple[subprocess.CompletedProcess[str], EvalLog | None, JudgeServer]:
-    """``inspect eval`` on the first notes, judges ``judges`` on a loopback server; the command, its log and the
-    server."""
+    """``inspect eval`` on the first notes, judges ``judges`` on a loopback server (``judge_base_url`` is
+    ``urls(its URL)``); the command, its log and the server."""
     lost_input = build_samples(notes_in(notes.directory), "helm").samples[LOST_NOTE].input
 
     def answer_for(prompt: str) -> str:
@@ -56,7 +68,7 @@ def inspect_eval(
             str(Path(sys.executable).parent / "inspect"), "eval", "helm_mtsamples_ext/mtsamples_procedures",
             "--model", "openai-api/loop/m", "--limit", str(LIMIT), "--display", "none",
             "--log-dir", str(tmp / "logs"), "-T", f"judges={'+'.join(judges)}",
-            "-T", f"judge_base_url={server.base_url}", *task_args,
+            "-T", f"judge_base_url={urls(server.base_url)}", *task_args,
         ]  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     logs = list((tmp / "logs").glob("*.eval"))
@@ -140,6 +152,7 @@ def test_the_metrics_are_the_means_of_the_notes_scored(run: tuple[EvalLog, Judge
     rewards = [value(s)["reward"] for s in log.samples]
     assert metrics[("reward", "mean")] == pytest.approx(sum(rewards) / len(rewards))
     assert math.isfinite(metrics[("reward", "bootstrap_stderr")])
+    assert math.isnan(metrics[("reward", "ci_low")]) and math.isnan(metrics[("reward", "ci_high")])  # 3 notes: none
     assert [v for (name, _), v in metrics.items() if name == "unjudged"] == [0.0]
     assert {d for d in DIMENSIONS} <= {name for name, _ in metrics}
 
@@ -217,3 +230,46 @@ def test_a_judge_url_that_could_carry_a_key_is_refused_before_any_log_holds_it(
     assert done.returncode != 0
     assert "judge_base_url must not carry user:password@" in done.stderr and "hunter2" not in done.stderr
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+def closed_port_url() -> str:
+    """A loopback URL nothing listens on: the port was bound, then let go."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+
+
+def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """A failure is named as HELM's path names it (common/failure_kinds.py), never in Inspect's or tenacity's
+    words: a client error, a prompt over the judge's context (Inspect turns it into a reply stopped for
+    "model_length"), a tool call, an empty reply, a server nobody runs (given up at judge_max_wait while Inspect
+    still retries it)."""
+    judges: dict[str, str | Behaviour] = {
+        "reject": "reject",
+        "small": Behaviour("context_limit", context_words=10),
+        "tools": "tool_caller",
+        "empty": "empty",
+        "gone": "steady",
+    }
+    gone = closed_port_url()
+    done, log, server = inspect_eval(
+        synthetic_notes, tmp_path, judges, "-T", "max_unjudged=1", "-T", "judge_max_wait=2",
+        urls=lambda served: "+".join([served] * 4 + [gone]),
+    )  # fmt: skip
+    assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
+    expected = {
+        "reject": JUDGE_UNAVAILABLE,
+        "small": CONTEXT_FAILURE,
+        "tools": "no text",
+        "empty": "empty reply",
+        "gone": CONNECTION_FAILED,
+    }
+    for sample in log.samples:
+        failures = (panel_score(sample).metadata or {})["failures"]
+        assert {j: failure_kind(f) for j, f in failures.items()} == expected, failures
+        assert failures["reject"].startswith(f"{JUDGE_UNAVAILABLE}: HTTP 400")
+    assert server.count("small") == LIMIT  # no repair turn and no retry: a larger budget would not fit either
+    # A client error is not the format's fault (Inspect's error text repeats the request, response_format and all)
+    assert [r.response_format for r in server.requests if r.model == "reject"] == ["json_schema"] * LIMIT

@@ -1,0 +1,60 @@
+"""How the Inspect door names what Inspect hands back, on Inspect's own objects: the errors it raises once its
+retries are spent and the outputs it makes of a reply without text. (The wire cases run end to end in
+test_inspect_eval.py and test_golden.py; these are the shapes a loopback server cannot make, such as another
+provider's error.)"""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai.model import ChatMessageAssistant, Content, ContentText, ModelOutput
+from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError
+from tenacity import Future, RetryError
+
+from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
+from helm_mtsamples_ext.inspect_judge import GaveUp, JudgeCall, failure_of, shape_failure
+
+pytestmark = pytest.mark.inspect
+
+CALL = JudgeCall("auto", None, 2.0, 20.0, ("sk-secret",))
+
+
+def retry_error(last: BaseException) -> RetryError:
+    """tenacity's error once its attempts are spent, the last attempt having raised ``last``."""
+    attempt: Future = Future(attempt_number=3)
+    attempt.set_exception(last)
+    return RetryError(attempt)
+
+
+def test_inspects_timeout_after_its_retries_is_timed_out_naming_both_bounds() -> None:
+    for raised in (retry_error(AttemptTimeoutError(2)), AttemptTimeoutError(2), GaveUp(None)):
+        failure = failure_of(raised, CALL)
+        assert failure_kind(failure) == TIMED_OUT
+        assert "judge_timeout=2s per attempt, judge_max_wait=20s in all" in failure
+
+
+def test_another_providers_error_is_named_by_its_status_and_message_not_the_request() -> None:
+    """Inspect wraps a provider's error in ModelGenerateError, whose text is the whole request (prompt, formats):
+    the failure keeps the provider's status and message, the key scrubbed."""
+    wrapped = ModelGenerateError(
+        '\nRequest:\n{"response_format": {"type": "json_schema"}}\n\nOverloaded',
+        status_code=529,
+        provider_message="Overloaded (key sk-secret)",
+    )
+    assert failure_of(wrapped, CALL) == f"{JUDGE_UNAVAILABLE}: HTTP 529: Overloaded (key [key])"
+    assert failure_of(GaveUp(wrapped), CALL) == f"{JUDGE_UNAVAILABLE}: HTTP 529: Overloaded (key [key])"
+
+
+def output_of(content: str | list[Content]) -> ModelOutput:
+    return ModelOutput.from_message(ChatMessageAssistant(content=content))
+
+
+def test_a_refusal_is_refused_with_its_first_words_as_on_helms_path() -> None:
+    refusal = "I'm sorry, but I can't help with evaluating this medical content as it might be unsafe."
+    failure = shape_failure(output_of([ContentText(text=refusal, refusal=True)]))
+    assert failure is not None and failure_kind(failure) == REFUSED
+    assert failure.startswith(f"{REFUSED}: I'm sorry, but I can't help")
+
+
+def test_a_reply_with_text_has_no_shape_failure_and_an_empty_one_has() -> None:
+    assert shape_failure(output_of('{"accuracy": {"score": 4}}')) is None
+    assert shape_failure(output_of("")) == "empty reply"

@@ -222,15 +222,16 @@ def test_each_failure_is_logged_once_naming_judge_and_instance(
 
 
 def test_a_dead_judge_costs_a_few_timeouts_then_fails_at_once(tmp_path: Path) -> None:
-    """A judge that never answers: its timeout is retried once, and after three timeouts in a row its
-    calls fail at once ("judge unavailable") while the rest of the panel judges every note."""
+    """A judge that never answers: its timeout is retried once, and after three different prompts unanswered in a
+    row (a prompt's retry counts once) its calls fail at once ("judge unavailable") while the rest of the panel
+    judges every note: 2 + 2 + 1 calls, then none."""
     with JudgeServer({"slow": "slow", "steady": "steady"}, hold_seconds=30) as server:
         annotator = make_annotator(tmp_path, judge_specs(server, ["slow", "steady"]), judge_timeout=0.3)
         records = [annotator.annotate(state(note=f"{NOTE} case {i}", instance_id=f"n{i}")) for i in range(6)]
         dead_calls = server.count("slow")
-    assert dead_calls == 3
-    assert records[0]["slow"]["failure"].startswith("timed out")
-    assert all(r["slow"]["failure"].startswith("judge unavailable: timed out") for r in records[2:])
+    assert dead_calls == 5
+    assert all(r["slow"]["failure"].startswith("timed out") for r in records[:2])
+    assert all(r["slow"]["failure"].startswith("judge unavailable: timed out") for r in records[3:])
     assert all(r["steady"]["status"] == "ok" for r in records)
 
 

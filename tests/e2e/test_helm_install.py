@@ -3,8 +3,6 @@ metadata sits beside the first, and installing the plugin with its extra changes
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import subprocess
 import sys
@@ -12,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from helm_mtsamples_ext.helm_host.compat import EXTRA, check_distribution, installed_distributions
+from tests.installed_files import changed_files
 
 REPO = Path(__file__).resolve().parents[2]
 THIS = check_distribution()  # the environment's own HELM (the suite needs exactly one)
@@ -50,27 +49,11 @@ def test_helm_run_beside_a_second_distribution_stops_with_one_line(tmp_path: Pat
     assert not (tmp_path / "benchmark_output" / "runs" / "x").exists()
 
 
-def _changed_files(distribution: metadata.Distribution) -> list[str]:
-    """Files of the distribution whose bytes differ from its RECORD (what pip installed)."""
-    changed = []
-    for file in distribution.files or []:
-        if file.hash is None:
-            continue
-        path = Path(str(file.locate()))
-        if not path.exists():
-            changed.append(f"{file} (missing)")
-            continue
-        digest = hashlib.new(file.hash.mode, path.read_bytes()).digest()
-        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != file.hash.value:
-            changed.append(str(file))
-    return changed
-
-
 def test_installing_the_plugin_with_its_extra_leaves_every_helm_file_as_installed() -> None:
     """`pip install -e '.[medhelm]'` beside medhelm (or '.[crfm]' beside crfm-helm): no file of the HELM
     distribution changes and the other distribution is not pulled in."""
     distribution = metadata.distribution(THIS.name)
-    assert _changed_files(distribution) == []
+    assert changed_files(distribution) == []
     done = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "-e", f"{REPO}[{EXTRA[THIS.name]}]"],
         capture_output=True,
@@ -79,4 +62,4 @@ def test_installing_the_plugin_with_its_extra_leaves_every_helm_file_as_installe
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert installed_distributions() == {THIS.name: THIS.version}
-    assert _changed_files(metadata.distribution(THIS.name)) == []
+    assert changed_files(metadata.distribution(THIS.name)) == []

@@ -86,8 +86,8 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     # a door's command in the door's own venv (no HELM there): its own tests run it (tests/doors/<door>/), not this
     ("door", r"\.venv-verifiers/bin/(vf-eval|medarc-eval) .+"),
     ("helm-run", r"(helm-run|medhelm-run) .+"),
-    # a door's command in its own venv (inspect-ai cannot share one with HELM): run end to end by its own tests
-    # (tests/doors/inspect/), not here
+    # a door's command in its own venv (inspect-ai cannot share one with HELM): run as written, exports and all, by
+    # tests/doors/inspect/test_readme_command.py, not here
     ("door", r"\S+/bin/inspect eval .+"),
     ("server", r"helm-server .+"),
     ("synopsis", r"helm-mtsamples-report .*\[.+"),

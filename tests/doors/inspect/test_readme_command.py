@@ -1,0 +1,60 @@
+"""The README's Inspect commands as written (its "Run it with Inspect" block, after the venv line): bash runs the
+exports and the ``inspect eval`` line from a fresh directory, with only what a reader would change swapped for the
+loopback: the servers' ports (the model under test on 8080, the judge of the key-free start on 8081) and the
+venv's path. The judge is served under the name the README gives it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from tests.servers.judge import JudgeServer
+from tests.servers.model import ModelServer
+from tests.synthetic_notes import SyntheticNotes
+
+pytestmark = pytest.mark.inspect
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+MODEL_URL, JUDGE_URL = "http://127.0.0.1:8080/v1", "http://127.0.0.1:8081/v1"
+
+
+def readme_inspect_block() -> list[str]:
+    """The lines of the README's bash block that runs ``inspect eval``, without its venv set-up line."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    (block,) = [b for b in blocks if "/bin/inspect eval " in b]
+    return [line for line in block.splitlines() if line.strip() and not line.startswith("python3 -m venv")]
+
+
+def test_the_readmes_inspect_commands_run_the_task_as_written(synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
+    lines = readme_inspect_block()
+    text = "\n".join(lines)
+    assert MODEL_URL in text and JUDGE_URL in text, "the ports the README's servers listen on"
+    (judge,) = re.findall(r"-T judges=(\S+)", text)
+    with synthetic_notes.mirror() as mirror, ModelServer() as model, JudgeServer({judge: "steady"}) as judges:
+        script = text.replace(MODEL_URL, model.base_url).replace(JUDGE_URL, judges.base_url)
+        script = script.replace(".venv-inspect/bin/", f"{Path(sys.executable).parent}/")
+        env = {**os.environ, **mirror.env, "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp_path / "notes")}
+        env.pop("JUDGE_API_KEY", None)
+        done = subprocess.run(
+            ["bash", "-e", "-c", f"{script} --log-dir logs --display none"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        asked = len(model.prompts)
+        judged = judges.count(judge)
+    (log_file,) = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.status == "success" and log.samples is not None
+    assert len(log.samples) == asked == judged == 10, "--limit 10 notes, each asked and judged once"
+    assert all(s.scores and "panel_scorer" in s.scores for s in log.samples)

@@ -47,6 +47,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     JUDGE_UNAVAILABLE,
     LARGER_CONTEXT,
     TIMED_OUT,
+    http_failure,
 )
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
@@ -203,7 +204,7 @@ def failure_of(error: BaseException, call: JudgeCall) -> str:
     if isinstance(error, openai.APIConnectionError):
         return f"{CONNECTION_FAILED}: {said}"
     status = getattr(error, "status_code", None)
-    return f"{JUDGE_UNAVAILABLE}: " + (f"HTTP {status}: {said}" if status else f"{type(error).__name__}: {said}")
+    return http_failure(status, said) if status else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
 
 
 def shape_failure(output: ModelOutput) -> str | None:

@@ -85,7 +85,7 @@ BEHAVIOURS = {
     "nonsense": ("failed", False, "no verdict in reply", 2),
     "out_of_range": ("failed", False, "no valid dimension", 2),
     "echo": ("failed", False, "no valid dimension", 2),
-    "reject": ("failed", False, "HTTP 400", 1),
+    "reject": ("failed", False, "request refused: HTTP 400", 1),
     "refuser": ("failed", False, "refused: I'm sorry", 1),
     "tool_caller": ("failed", False, "no text: the judge answered with a tool call", 1),
     "empty": ("failed", False, "empty reply", 1),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ADVICE", "CONTEXT_FAILURE", "advice", "failure_kind"]
+__all__ = ["ADVICE", "CONTEXT_FAILURE", "advice", "context_failure", "failure_kind", "http_failure"]
 
 TIMED_OUT = "timed out"
 JUDGE_UNAVAILABLE = "judge unavailable"
@@ -31,6 +31,8 @@ ECHOED = "verdict copied from the answer or note"
 ERROR_BESIDE = "error beside the reply"
 """A 200 holding an ``error`` object beside its choices."""
 REFUSED = "refused"
+REQUEST_REFUSED = "request refused"
+"""An HTTP 4xx no retry fixes (not a key, not a context overflow): the server refused what it was sent."""
 OUT_OF_MEMORY = "out of memory while reading the verdict"
 """A reply the process had no memory to read (never "no verdict in reply": the reply may hold a valid one)."""
 SAME_VERDICT = "same verdict for different answers"
@@ -65,6 +67,7 @@ ADVICE: tuple[tuple[str, str], ...] = (
     (REPLY_CUT_OFF, LARGER_JUDGE),
     (DUPLICATE_KEYS, LARGER_JUDGE),
     (ECHOED, "the answers carry a verdict the judge repeated: read the answers"),
+    (REQUEST_REFUSED, "the judge's server refused the request: read its message (a model it does not serve?)"),
     (ERROR_BESIDE, "the judge's server or gateway reported an error with its reply: see its log, re-run"),
     (OUT_OF_MEMORY, "lower answer_cap, or give the run more memory"),
     (SAME_VERDICT, f"a judge not reading the answer: {LARGER_JUDGE_MODEL}"),
@@ -83,3 +86,38 @@ def failure_kind(failure: str) -> str:
 def advice(kind: str) -> str | None:
     """What to do about a kind of failure, when there is something to say."""
     return next((what for prefix, what in ADVICE if kind.startswith(prefix)), None)
+
+
+_CONTEXT = re.compile(
+    r"context_length_exceeded|maximum context length|context window|context length|exceeds? the context|"
+    r"too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+_TOKENS = re.compile(r"(?:resulted in|requested|prompt has|input has|got)\D{0,20}(\d+)\s*tokens", re.IGNORECASE)
+_REQUESTED = re.compile(r"Requested tokens \((\d+)\)")
+CONTEXT_STATUS = (400, 413, 422)
+"""The client errors a server answers a prompt too long for its context with (5xx too, for some)."""
+
+
+def context_failure(message: str) -> str | None:
+    """The failure line for a prompt too long for the judge's context, or None when ``message`` is not that."""
+    if not _CONTEXT.search(message):
+        return None
+    found = _TOKENS.search(message) or _REQUESTED.search(message)
+    size = f" ({found.group(1)} tokens)" if found else ""
+    return f"{CONTEXT_FAILURE}{size}: {LARGER_CONTEXT}"
+
+
+def http_failure(status: int | None, message: str) -> str:
+    """A judge's HTTP error that no retry fixes, in the same words at every door (HELM's path, Inspect, verifiers):
+    a prompt too long for the context as such, a 429 as a rate limit, another 4xx as a refused request, the rest as
+    an unavailable judge."""
+    if status is None or status in CONTEXT_STATUS or status >= 500:
+        context = context_failure(message)
+        if context is not None:
+            return context
+    if status == 429:
+        return f"{RATE_LIMITED} (HTTP 429): {message}"
+    if status is not None and 400 <= status < 500:
+        return f"{REQUEST_REFUSED}: HTTP {status}: {message}"
+    return f"{JUDGE_UNAVAILABLE}: HTTP {status}: {message}" if status else f"{JUDGE_UNAVAILABLE}: {message}"

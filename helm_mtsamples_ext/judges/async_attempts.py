@@ -23,9 +23,9 @@ from helm_mtsamples_ext.common.failure_kinds import (
     CONNECTION_FAILED,
     GAVE_UP_WAITING,
     JUDGE_UNAVAILABLE,
-    RATE_LIMITED,
     SERVER_ERROR_REPEATS,
     TIMED_OUT,
+    http_failure,
 )
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.judges.settings import CallSettings
@@ -88,13 +88,7 @@ def failure_of(error: BaseException, scrub: Callable[[str], str]) -> str:
         return TIMED_OUT
     if kind == "connection":
         return f"{CONNECTION_FAILED}: {said}"
-    if kind == "rate_limited":
-        return f"{RATE_LIMITED} (HTTP 429): {said}"
-    return (
-        f"{JUDGE_UNAVAILABLE}: HTTP {status}: {said}"
-        if status
-        else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
-    )
+    return http_failure(status, said) if status else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
 
 
 def _retry_after(error: BaseException) -> float | None:

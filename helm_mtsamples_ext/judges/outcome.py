@@ -8,7 +8,6 @@ context is named apart (``CONTEXT_FAILURE``): no re-run fixes it, only a larger 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import openai
@@ -17,25 +16,17 @@ from helm.common.request import RequestResult
 from helm_mtsamples_ext.common.failure_kinds import (
     API_ROOT,
     CONNECTION_FAILED,
-    CONTEXT_FAILURE,
-    LARGER_CONTEXT,
+    CONTEXT_STATUS,
     NOT_A_COMPLETION,
-    RATE_LIMITED,
     REPLY_CUT_OFF,
     TIMED_OUT,
+    context_failure,
+    http_failure,
 )
 from helm_mtsamples_ext.judges.cache_gate import NotACompletion, NotCached, ReplyTooLong, clip
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.reply.shape import NoText
 from helm_mtsamples_ext.judges.throttle import parse_retry_after
-
-_CONTEXT = re.compile(
-    r"context_length_exceeded|maximum context length|context window|context length|exceeds? the context|"
-    r"too many tokens|prompt is too long",
-    re.IGNORECASE,
-)
-_TOKENS = re.compile(r"(?:resulted in|requested|prompt has|input has|got)\D{0,20}(\d+)\s*tokens", re.IGNORECASE)
-_REQUESTED = re.compile(r"Requested tokens \((\d+)\)")
 
 
 @dataclass
@@ -53,15 +44,6 @@ class Sent:
     tokens_in: int | None = None  # the server's usage: prompt_tokens
     tokens_out: int | None = None  # completion_tokens
     served: ServedModel = NOT_REPORTED  # the model and system_fingerprint the reply named (served_model.py)
-
-
-def context_failure(message: str) -> str | None:
-    """The failure line for a prompt too long for the judge's context, or None when ``message`` is not that."""
-    if not _CONTEXT.search(message):
-        return None
-    found = _TOKENS.search(message) or _REQUESTED.search(message)
-    size = f" ({found.group(1)} tokens)" if found else ""
-    return f"{CONTEXT_FAILURE}{size}: {LARGER_CONTEXT}"
 
 
 def classify(
@@ -104,15 +86,15 @@ def classify(
     if "blocked" in message.lower() and "filter" in message.lower():
         return Sent("filtered", error=f"{REPLY_CUT_OFF} (content filter): {message}", tokens=tokens)
     if status == 429:
-        return Sent("rate_limited", error=f"{RATE_LIMITED} (HTTP 429): {message}", status=429,
+        return Sent("rate_limited", error=http_failure(429, message), status=429,
                      retry_after=parse_retry_after(headers), tokens=tokens)  # fmt: skip
     if status in (401, 403):
         return Sent("auth", error=f"HTTP {status}: {message}", status=status)
-    context = context_failure(message) if status is None or status in (400, 413, 422) or status >= 500 else None
+    context = context_failure(message) if status is None or status in CONTEXT_STATUS or status >= 500 else None
     if context is not None:
         return Sent("context", error=context, status=status)
     if status is not None and 400 <= status < 500 and status not in (408, 409):
-        return Sent("client", error=f"HTTP {status}: {message}", status=status)
+        return Sent("client", error=http_failure(status, message), status=status)
     if status is None and result.error_flags is not None and result.error_flags.is_retriable is False:
         return Sent("client", error=message)
     return Sent("server", error=f"HTTP {status}: {message}" if status else f"call error: {message}", status=status)

@@ -15,6 +15,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     GAVE_UP_WAITING,
     JUDGE_UNAVAILABLE,
     RATE_LIMITED,
+    REQUEST_REFUSED,
     SERVER_ERROR_REPEATS,
     TIMED_OUT,
     failure_kind,
@@ -119,7 +120,7 @@ def test_a_client_error_is_not_retried_and_keeps_its_status() -> None:
     server = Server([status_error(400, body="response_format not supported")])
     failed = server.run()
     assert isinstance(failed, Failure) and failed.status == 400 and server.calls == 1
-    assert failed.text.startswith(f"{JUDGE_UNAVAILABLE}: HTTP 400")
+    assert failed.text.startswith(f"{REQUEST_REFUSED}: HTTP 400")
 
 
 def test_a_key_the_error_repeats_is_scrubbed() -> None:

@@ -80,7 +80,8 @@ def test_an_http_error_is_classified_by_its_status(status: int, kind: str) -> No
     error = status_error(status)
     sent = classify(failed(error), error)
     assert (sent.kind, sent.status) == (kind, status)
-    assert sent.error.startswith(f"HTTP {status}: OpenAI error:")
+    refused = f"request refused: HTTP {status}: " if kind == "client" else f"HTTP {status}: "
+    assert sent.error.startswith(f"{refused}OpenAI error:")
 
 
 def test_a_timeout_is_a_timeout() -> None:

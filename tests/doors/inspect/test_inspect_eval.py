@@ -21,8 +21,8 @@ from inspect_ai.scorer import Score
 from helm_mtsamples_ext.common.failure_kinds import (
     CONNECTION_FAILED,
     CONTEXT_FAILURE,
-    JUDGE_UNAVAILABLE,
     NO_VERDICT,
+    REQUEST_REFUSED,
     failure_kind,
 )
 from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
@@ -260,7 +260,7 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
     )  # fmt: skip
     assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
     expected = {
-        "reject": JUDGE_UNAVAILABLE,
+        "reject": REQUEST_REFUSED,
         "small": CONTEXT_FAILURE,
         "tools": "no text",
         "empty": "empty reply",
@@ -269,7 +269,7 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
     for sample in log.samples:
         failures = (panel_score(sample).metadata or {})["failures"]
         assert {j: failure_kind(f) for j, f in failures.items()} == expected, failures
-        assert failures["reject"].startswith(f"{JUDGE_UNAVAILABLE}: HTTP 400")
+        assert failures["reject"].startswith(f"{REQUEST_REFUSED}: HTTP 400")
     assert server.count("small") == LIMIT  # no repair turn and no retry: a larger budget would not fit either
     # A client error is not the format's fault (Inspect's error text repeats the request, response_format and all)
     assert [r.response_format for r in server.requests if r.model == "reject"] == ["json_schema"] * LIMIT

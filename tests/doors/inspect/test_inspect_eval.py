@@ -239,6 +239,11 @@ def closed_port_url() -> str:
         return f"http://127.0.0.1:{free.getsockname()[1]}/v1"
 
 
+GONE_WAIT = 8.0
+"""judge_max_wait for the judge nobody serves: long enough for a refused connection to be seen and retried even on a
+loaded machine (with none seen before the deadline, "timed out" would be the right name, and the test would fail)."""
+
+
 def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
     synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:
@@ -255,7 +260,7 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
     }
     gone = closed_port_url()
     done, log, server = inspect_eval(
-        synthetic_notes, tmp_path, judges, "-T", "max_unjudged=1", "-T", "judge_max_wait=2",
+        synthetic_notes, tmp_path, judges, "-T", "max_unjudged=1", "-T", f"judge_max_wait={GONE_WAIT:g}",
         urls=lambda served: "+".join([served] * 4 + [gone]),
     )  # fmt: skip
     assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]

@@ -116,12 +116,13 @@ from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
 from tests import golden
 from tests.servers.batch import BatchAPI
+from tests.servers.loopback import Loopback
 
 DIMENSIONS = ("accuracy", "completeness", "clarity")
 BEHAVIOURS = (
@@ -361,41 +362,31 @@ class JudgeServer:
         self._planted: dict[str, int] = {}  # prompt -> which of PLANTED_FORMS the planter answers it with
         self._authored: dict[tuple[str, str], int] = {}  # (author, prompt) -> its plan's number
         self._stopping = threading.Event()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._timer: threading.Timer | None = None
+        self._loop = Loopback(
+            type("Handler", (_Handler,), {"judge_server": self}), max_lifetime, self._release_waits, name="judge"
+        )
 
     # ------------------------------------------------------------ lifecycle
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._loop.port}/v1"
 
     def __enter__(self) -> JudgeServer:
-        handler = type("Handler", (_Handler,), {"judge_server": self})
-        self._httpd = _Server(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        self._timer = threading.Timer(self.max_lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
+        self._loop.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def stop(self) -> None:
-        if self._stopping.is_set():
-            return
+        self._loop.stop()
+
+    def _release_waits(self) -> None:
+        """Before the loop stops: every wait a handler holds (``slow``, the one-at-a-time queue) ends now."""
         self._stopping.set()
         with self._cond:
             self._cond.notify_all()
-        if self._timer is not None:
-            self._timer.cancel()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
 
     # ------------------------------------------------------------ what tests read
 
@@ -808,13 +799,6 @@ def _hung_up(connection: socket.socket) -> bool:
         return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
     except (OSError, ValueError):
         return True
-
-
-class _Server(ThreadingHTTPServer):
-    # The default backlog of 5 drops connections when a whole panel connects at once; the client then
-    # waits for a SYN retransmit (1 s) and times out, which would look like a judge failure.
-    request_queue_size = 256
-    daemon_threads = True
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
+
+from tests.servers.loopback import Loopback
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -22,13 +24,13 @@ class _Handler(BaseHTTPRequestHandler):
     # Headers and body go out in two writes; with Nagle on, the body waits for the client's delayed ACK
     # (~40 ms on Linux) on every kept-alive request, a cost no real CDN adds.
     disable_nagle_algorithm = True
-    server: _MirrorServer
+    mirror: NoteMirror
 
     def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_GET(self) -> None:
-        mirror = self.server.mirror
+        mirror = self.mirror
         if not mirror.running:  # stopped: a kept-alive connection must not keep serving
             self.close_connection = True
             return
@@ -68,12 +70,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class _MirrorServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # the default backlog of 5 drops SYNs from 16 parallel clients (1 s retransmits)
-    mirror: NoteMirror
-
-
 class NoteMirror:
     """Serve `directory` at `base_url` (ends in "/"); file names are URL-decoded, so `#`, `&`, etc. work."""
 
@@ -91,9 +87,7 @@ class NoteMirror:
         self._missing: set[str] = set()
         self._failures_left: dict[str, int] = {}
         self._drops_left: dict[str, int] = {}
-        self._server: _MirrorServer | None = None
-        self._thread: threading.Thread | None = None
-        self._timer: threading.Timer | None = None
+        self._loop = Loopback(type("Handler", (_Handler,), {"mirror": self}), max_lifetime, name="note-mirror")
         self.base_url = ""
 
     # --- misbehaviour hooks -------------------------------------------------------------------
@@ -155,33 +149,13 @@ class NoteMirror:
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> NoteMirror:
-        if self._server is not None:
-            return self
-        server = _MirrorServer(("127.0.0.1", 0), _Handler)
-        server.mirror = self
-        self._server = server
-        self.base_url = f"http://127.0.0.1:{server.server_address[1]}/"
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="note-mirror", daemon=True
-        )
-        self._thread.start()
-        self._timer = threading.Timer(self.max_lifetime, self.stop)  # bound on the serve loop
-        self._timer.daemon = True
-        self._timer.start()
+        self._loop.start()
+        self.base_url = f"http://127.0.0.1:{self._loop.port}/"
         return self
 
     def stop(self) -> None:
         """Stop serving and close the socket; later connections are refused. Idempotent."""
-        with self._lock:
-            server, self._server = self._server, None
-            timer, self._timer = self._timer, None
-        if timer is not None and timer is not threading.current_thread():
-            timer.cancel()
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5)
+        self._loop.stop()
 
     @property
     def env(self) -> dict[str, str]:
@@ -193,7 +167,7 @@ class NoteMirror:
 
     @property
     def running(self) -> bool:
-        return self._server is not None
+        return self._loop.running
 
     def __enter__(self) -> NoteMirror:
         return self.start()

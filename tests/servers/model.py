@@ -15,8 +15,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.servers.loopback import Loopback
 
 PLAN = "Continue cefazolin for 24 hours, remove the drain on day two and review in clinic in two weeks."
 
@@ -46,34 +48,21 @@ class ModelServer:
         self.prompts: list[str] = []
         self.models: list[str] = []
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._timer: threading.Timer | None = None
+        self._loop = Loopback(type("Handler", (_Handler,), {"model_server": self}), max_lifetime, name="model")
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._loop.port}/v1"
 
     def __enter__(self) -> ModelServer:
-        handler = type("Handler", (_Handler,), {"model_server": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        self._timer = threading.Timer(self.max_lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
+        self._loop.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        httpd, self._httpd = self._httpd, None
-        if httpd is not None:
-            httpd.shutdown()
-            httpd.server_close()
+        self._loop.stop()
 
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = _last_user_text(body)

@@ -1,11 +1,9 @@
 """One judge's verdict on one note through Inspect's model API: the Inspect door's judge call.
 
-Why apart from the task: the task is Inspect's glue (dataset, solver, scorer); this is the call loop HELM's path
-runs in ``judges/call.py``, rewritten over ``inspect_ai.model.Model`` so Inspect's retries, connection limits,
-batching and per-model usage apply to the judges. The rules are the core's: the reply is read by
-``judges.reply.reading.read_reply``, a reply that may be fixed gets at most two repair turns (``REPAIR_INSTRUCTION``,
-stopping when the same bad reply comes again; one cut at ``max_tokens`` gets twice as many), and the entry is
-``entry_of``'s: a judge that fails counts for nothing, with its reason. Structured output follows
+Why apart from the task: the task is Inspect's glue (dataset, solver, scorer); this sends one turn over
+``inspect_ai.model.Model`` so Inspect's retries, connection limits, batching and per-model usage apply to the judges.
+The rules are the core's: the repair turns and the reading of each reply are ``judges/turns.py``'s, the loop the
+verifiers door runs too, and a judge that fails counts for nothing, with its reason. Structured output follows
 ``judge_structured``: ``auto`` sends the verdict schema as Inspect's ``ResponseSchema``, then llama.cpp's
 ``json_object`` form, then none, dropping a form only when the server's refusal names it.
 
@@ -23,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -50,19 +48,16 @@ from helm_mtsamples_ext.common.failure_kinds import (
     http_failure,
 )
 from helm_mtsamples_ext.common.record import JudgeEntry
-from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
-from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
 from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
 __all__ = ["GaveUp", "JudgeCall", "failure_of", "judge_note", "origin", "shape_failure"]
 
 REPAIR_TURNS = CallSettings.repair_turns
 JUDGE_MAX_TOKENS = CallSettings.max_tokens
 """As HELM's path (judges/settings.py): the same budget and repair turns, written once there."""
-REPLY_CAP = 64 * 1024
-"""The longest reply sent back in a repair turn, and kept (cut) in the record (judges/cache_gate.py's cap)."""
 FALLBACK_ORDER = ("json_schema", "json_object", "off")
 _NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.IGNORECASE)
 _FINISH = {"max_tokens": "length", "content_filter": "content_filter"}
@@ -222,48 +217,34 @@ def shape_failure(output: ModelOutput) -> str | None:
 
 
 async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untrusted: tuple[str, ...]) -> JudgeEntry:
-    """The judge's entry for one note: its verdict, or why there is none (repair turns as HELM's path)."""
-    messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
-    max_tokens, previous, mode = JUDGE_MAX_TOKENS, None, None
-    tokens_in = tokens_out = 0
-    verdict, failure, text = None, None, ""
-    for _ in range(1 + REPAIR_TURNS):
+    """The judge's entry for one note: its verdict, or why there is none (judges/turns.py's repair turns, each
+    turn through Inspect)."""
+
+    async def send(messages: Messages, max_tokens: int) -> Exchange:
+        chat = [_chat_message(m) for m in messages]
         try:
-            output, mode = await call.generate(name, model, messages, max_tokens)
+            output, mode = await call.generate(name, model, chat, max_tokens)
         except Exception as e:  # Inspect gave up (its retries spent): the judge counts for nothing, with why
-            verdict, failure = None, failure_of(e, call)
-            break
-        if output.usage is not None:
-            tokens_in += output.usage.input_tokens
-            tokens_out += output.usage.output_tokens
+            return Exchange(failure=failure_of(e, call))
+        usage = output.usage
+        counted = Exchange(
+            mode=mode,
+            tokens_in=usage.input_tokens if usage is not None else None,
+            tokens_out=usage.output_tokens if usage is not None else None,
+        )
         shape = shape_failure(output)
         if shape is not None:  # nothing to read, and a repair turn would get nothing again (HELM's path)
-            verdict, failure, text = None, shape, output.completion
-            break
-        text = output.completion
+            return replace(counted, text=output.completion, failure=shape)
         stop = output.choices[0].stop_reason if output.choices else None
         if stop == "model_length":  # Inspect's word for OpenAI's context_length_exceeded: no turn would fit
-            verdict, failure = None, f"{CONTEXT_FAILURE}: {LARGER_CONTEXT}"
-            break
-        finish = _FINISH.get(stop) if stop else None
-        reading = read_reply(text, finish, untrusted)
-        verdict, failure = reading.verdict, reading.failure
-        if not reading.retry or text == previous:  # the same bad reply again: more turns would get it again
-            break
-        previous = text
-        max_tokens = 2 * max_tokens if reading.more_tokens else max_tokens
-        messages = [
-            ChatMessageUser(content=prompt),
-            ChatMessageAssistant(content=text[:REPLY_CAP]),
-            ChatMessageUser(content=REPAIR_INSTRUCTION),
-        ]
-    return entry_of(
-        verdict,
-        failure,
-        text[:REPLY_CAP] or None,
-        call.scrub,
-        tokens=tokens_in + tokens_out,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        structured=mode,
-    )
+            return replace(counted, text=output.completion, failure=f"{CONTEXT_FAILURE}: {LARGER_CONTEXT}")
+        return replace(counted, text=output.completion, finish=_FINISH.get(stop) if stop else None)
+
+    turns = await judge_turns(send, prompt, untrusted, JUDGE_MAX_TOKENS, REPAIR_TURNS)
+    return turns.entry(call.scrub)
+
+
+def _chat_message(message: dict[str, str]) -> ChatMessage:
+    if message["role"] == "assistant":
+        return ChatMessageAssistant(content=message["content"])
+    return ChatMessageUser(content=message["content"])

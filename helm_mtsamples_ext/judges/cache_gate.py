@@ -25,9 +25,8 @@ from typing import Any
 from helm_mtsamples_ext.judges.cache_store import shared_store
 from helm_mtsamples_ext.judges.reply.served_model import LOADED_KEY, NOT_REPORTED, ServedModel, served_model
 from helm_mtsamples_ext.judges.reply.shape import NoText, error_beside, readable, reply_shape, unreadable
+from helm_mtsamples_ext.judges.settings import REPLY_CAP
 
-REPLY_CAP = 64 * 1024
-"""Characters of a judge reply beyond which it is a failure ("reply too long"): a verdict is a few hundred."""
 STORED_REPLY_CAP = 16 * 1024
 """Characters of a failed reply kept in the record (with its full length)."""
 

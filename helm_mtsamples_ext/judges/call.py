@@ -36,7 +36,7 @@ from helm.common.request import Request
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.helm_host.compat import ensure_deployment
 from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
-from helm_mtsamples_ext.judges.cache_gate import REPLY_CAP, clip
+from helm_mtsamples_ext.judges.cache_gate import clip
 from helm_mtsamples_ext.judges.capacity import ServerFacts, probe_server
 from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient
 from helm_mtsamples_ext.judges.exchange import JudgeClients
@@ -49,7 +49,7 @@ from helm_mtsamples_ext.judges.readiness import EndpointReadiness
 from helm_mtsamples_ext.judges.reply.reading import read_reply
 from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
 from helm_mtsamples_ext.judges.reply.verdict import Verdict
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
 
 __all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]

@@ -14,6 +14,9 @@ from typing import Any
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 
 MIN_BREAKER_COOLDOWN = 5.0
+REPLY_CAP = 64 * 1024
+"""Characters of a judge reply beyond which it is a failure ("reply too long"): a verdict is a few hundred. Every
+door's cap, and the most of a reply a repair turn sends back."""
 
 
 def breaker_cooldown(timeout: float) -> float:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,9 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, bootst
 from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import collect
 
-from helm_mtsamples_ext.common.answer import strip_think
-from helm_mtsamples_ext.common.answer_cap import judged_answer
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_url import check_base_url
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
-from helm_mtsamples_ext.common.outside_text import encodable_text
-from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
@@ -44,7 +41,7 @@ from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
-from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.async_panel import judge_panel
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
 
@@ -161,18 +158,17 @@ def panel_scorer(
         models = _models(judges, judge_base_url)
         names = list(models)
         completion = state.output.completion if state.output else ""
-        cut = judged_answer(encodable_text(strip_think(completion) if use_think else completion), answer_cap)
-        note = str(state.metadata.get("note", ""))
-        if not cut.text.strip():
-            record = NoteRecord.empty(RULES_VERSION)
-        else:
-            prompt = build_prompt(encodable_text(note), cut.text, encodable_text(target.text), judge_prompt)
-            entries = await collect(*(judge_note(call, n, models[n], prompt, (cut.text, note)) for n in names))
-            panel = dict(zip(names, entries, strict=True))
-            failed = tuple(n for n, e in panel.items() if e.failed)
-            record = NoteRecord(
-                judges=panel, failed_judges=failed, answer_cut=cut.cut_from, rules_version=RULES_VERSION
-            )
+        panel = {n: partial(judge_note, call, n, models[n]) for n in names}
+        record, judged = await judge_panel(
+            completion,
+            str(state.metadata.get("note", "")),
+            target.text,
+            panel,
+            use_think=use_think,
+            answer_cap=answer_cap,
+            judge_prompt=judge_prompt,
+            gather=collect,
+        )
         scores = score_note(record, names)
         failures = {n: record.failure_of(n) for n in names if record.judge_failed(n)} if not record.empty_answer else {}
         lines = [
@@ -186,13 +182,13 @@ def panel_scorer(
             "judge_rewards": {j.name: j.reward for j in scores.judges},
             "failures": failures,
             "empty_answer": record.empty_answer,
-            "answer_cut": cut.cut_from,
+            "answer_cut": record.answer_cut,
             "rules_version": RULES_VERSION,
         }
         reward = scores.reward
         return Score(
             value=_value(reward, {d: scores.dimension_mean(d) for d in DIMENSIONS}, scores.unjudged),
-            answer=cut.text,
+            answer=judged,
             explanation="empty answer: reward 0" if record.empty_answer else "; ".join(lines),
             reason=UNJUDGED if scores.unjudged else None,
             metadata=metadata,

@@ -12,28 +12,23 @@ module never imports ``helm`` (the verifiers venv has none).
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import math
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.common.answer import strip_think
-from helm_mtsamples_ext.common.answer_cap import judged_answer
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
-from helm_mtsamples_ext.common.outside_text import encodable_text
-from helm_mtsamples_ext.common.record import NoteRecord
-from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.async_openai import AsyncCallSettings, AsyncJudge
-from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.async_panel import judge_panel
 from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
 from helm_mtsamples_ext.scoring.reward import score_note
 
@@ -136,19 +131,16 @@ class _Panel:
 
     async def reward(self, completion: Any, info: dict[str, Any]) -> float:
         """Our reward for one rollout (NaN when no judge scored the note); the panel's detail into ``info``."""
-        answer = encodable_text(_completion_text(completion))
-        cut = judged_answer(strip_think(answer) if self.args.use_think else answer, self.args.answer_cap)
-        note, reference = encodable_text(info["procedure_note"]), encodable_text(info["reference_plan"])
-        if not cut.text.strip():
-            record = NoteRecord.empty(RULES_VERSION)
-        else:
-            prompt = build_prompt(note, cut.text, reference, self.args.judge_prompt)
-            entries = await asyncio.gather(
-                *(judge.judge(prompt, (cut.text, note), model_deployment=j.model) for judge, j in self._pairs())
-            )
-            named = {j.name: entry for j, entry in zip(self.listed, entries, strict=True)}
-            failed = tuple(name for name, entry in named.items() if entry.failed)
-            record = NoteRecord(named, failed, answer_cut=cut.cut_from, rules_version=RULES_VERSION)
+        panel = {j.name: partial(judge.judge, model_deployment=j.model) for judge, j in self._pairs()}
+        record, _ = await judge_panel(
+            _completion_text(completion),
+            info["procedure_note"],
+            info["reference_plan"],
+            panel,
+            use_think=self.args.use_think,
+            answer_cap=self.args.answer_cap,
+            judge_prompt=self.args.judge_prompt,
+        )
         scores = score_note(record, [j.name for j in self.listed])
         info["judge_feedback"] = judge_feedback(record, scores, {j.name: j.model for j in self.listed})
         info["record"] = record.to_dict()

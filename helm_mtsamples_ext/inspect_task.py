@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -39,13 +40,18 @@ from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
-from helm_mtsamples_ext.data.notes import ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.judges.async_panel import judge_panel
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
 
 __all__ = ["bootstrap_ci", "mtsamples_procedures", "panel_scorer"]
+
+try:  # the exception Inspect ends an eval with, exit 1, printing nothing: our line is the last
+    from inspect_ai._util.error import SilentException as Quiet
+except ImportError:  # pragma: no cover - a later Inspect that moved it: a traceback after our line
+    Quiet = SystemExit  # type: ignore[assignment,misc]
 
 DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
 """Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
@@ -217,6 +223,36 @@ def mtsamples_procedures(
     ``judges``: Inspect model names (``openai/gpt-4o-mini``), or, with ``judge_base_url`` (one URL, or one per
     judge joined by ``+``), the names an OpenAI-compatible server serves (key: ``JUDGE_API_KEY``, else none).
     The other arguments are the run entry's (README, Run-entry arguments)."""
+    try:
+        return _task(
+            judges, judge_base_url, use_think, judge_prompt, extraction, max_unjudged, answer_cap, judge_structured,
+            explanation_cap, judge_timeout, judge_max_wait, cache_dir,
+        )  # fmt: skip
+    except (ValueError, DataError) as mistake:  # the user's to fix: one line, no traceback (Inspect prints its text)
+        raise _user_error(f"mtsamples_procedures: {mistake}") from None
+
+
+def _user_error(message: str) -> Exception:
+    """A mistake the user fixes: its one line on stderr, then Inspect's exception that exits 1 without printing more
+    (its PrerequisiteError would print the message through rich, wrapped at 80 columns, splitting cause from fix)."""
+    print(message, file=sys.stderr, flush=True)
+    return Quiet()
+
+
+def _task(
+    judges: str | list[str] | None,
+    judge_base_url: str | list[str] | None,
+    use_think: bool,
+    judge_prompt: str,
+    extraction: str,
+    max_unjudged: float,
+    answer_cap: int,
+    judge_structured: str,
+    explanation_cap: int | None,
+    judge_timeout: float,
+    judge_max_wait: float,
+    cache_dir: str | None,
+) -> Task:
     raw = {
         "judges": _joined(judges) or DEFAULT_JUDGES,
         "judge_base_url": _joined(judge_base_url),

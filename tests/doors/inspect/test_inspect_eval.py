@@ -278,3 +278,36 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
     assert server.count("small") == LIMIT  # no repair turn and no retry: a larger budget would not fit either
     # A client error is not the format's fault (Inspect's error text repeats the request, response_format and all)
     assert [r.response_format for r in server.requests if r.model == "reject"] == ["json_schema"] * LIMIT
+
+
+@pytest.mark.parametrize(
+    ("task_args", "notes_url", "said"),
+    [
+        (["-T", "judge_prompt=helm"], None, "judge_prompt=helm needs HELM's own template"),
+        (["-T", "judges=a+a"], None, "judges must name different judges"),
+        ([], "closed", "cannot be reached"),
+    ],
+    ids=["helm prompt", "same judge twice", "notes unreachable"],
+)
+def test_a_mistake_the_user_fixes_is_one_last_line_and_no_traceback(
+    synthetic_notes: SyntheticNotes, tmp_path: Path, task_args: list[str], notes_url: str | None, said: str
+) -> None:
+    """A wrong argument or notes out of reach end the eval with exit 1 and one line, last, naming the cause and the
+    fix: no traceback, no line broken at the terminal's width, no log."""
+    env = {
+        **os.environ,
+        **synthetic_notes.env(closed_port_url().removesuffix("/v1") + "/" if notes_url else None),
+        "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp_path / "notes"),
+        "LOOP_BASE_URL": "http://127.0.0.1:9/v1",
+        "LOOP_API_KEY": "EMPTY",
+    }
+    command = [
+        str(Path(sys.executable).parent / "inspect"), "eval", "helm_mtsamples_ext/mtsamples_procedures",
+        "--model", "openai-api/loop/m", "--display", "none", "--log-dir", str(tmp_path / "logs"), *task_args,
+    ]  # fmt: skip
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("mtsamples_procedures: ") and said in last, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr + done.stdout
+    assert not list((tmp_path / "logs").glob("*.eval"))

@@ -48,10 +48,14 @@ from helm_mtsamples_ext.scoring.reward import score_note
 
 __all__ = ["bootstrap_ci", "mtsamples_procedures", "panel_scorer"]
 
-try:  # the exception Inspect ends an eval with, exit 1, printing nothing: our line is the last
-    from inspect_ai._util.error import SilentException as Quiet
+Quiet: type[BaseException] = SystemExit
+"""The exception Inspect ends an eval with, exit 1, printing nothing: our line stays the last."""
+try:
+    from inspect_ai._util.error import SilentException
+
+    Quiet = SilentException
 except ImportError:  # pragma: no cover - a later Inspect that moved it: a traceback after our line
-    Quiet = SystemExit  # type: ignore[assignment,misc]
+    pass
 
 DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
 """Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
@@ -232,7 +236,7 @@ def mtsamples_procedures(
         raise _user_error(f"mtsamples_procedures: {mistake}") from None
 
 
-def _user_error(message: str) -> Exception:
+def _user_error(message: str) -> BaseException:
     """A mistake the user fixes: its one line on stderr, then Inspect's exception that exits 1 without printing more
     (its PrerequisiteError would print the message through rich, wrapped at 80 columns, splitting cause from fix)."""
     print(message, file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -88,14 +89,41 @@ def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> M
     return MemoryDataset(samples, name="mtsamples_procedures")
 
 
+@dataclass
+class EvalSize:
+    """How many scores the eval will have (its samples, after ``--limit``, times its epochs), told by Inspect at
+    the start through the early-stopping hooks; it never stops a sample.
+
+    Why: Inspect also computes the metrics while the eval runs, for its progress display, over the notes done so
+    far; a share of unjudged notes over ``max_unjudged`` there is no verdict on the eval (the notes judged last may
+    bring it under), so the check waits for every score."""
+
+    total: int | None = None
+
+    async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
+        self.total = len(samples) * epochs
+        return "max_unjudged"
+
+    async def schedule_sample(self, id: str | int, epoch: int) -> None:
+        return None
+
+    async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, Any]) -> None:
+        return None
+
+    async def complete_task(self) -> dict[str, Any]:
+        return {}
+
+
 @metric
-def max_unjudged_check(max_unjudged: float) -> Metric:
+def max_unjudged_check(max_unjudged: float, size: EvalSize | None = None) -> Metric:
     """The share of notes no judge could score; over ``max_unjudged`` the eval fails, naming the cause and the fix
-    (HELM's metric fails the run the same way: a mean over the notes judged would hide a broken panel)."""
+    (HELM's metric fails the run the same way: a mean over the notes judged would hide a broken panel), once every
+    note is scored (``size``)."""
 
     def compute(scores: list[SampleScore]) -> float:
         share = sum(s.score.as_float() for s in scores) / len(scores) if scores else 0.0
-        if share > max_unjudged:
+        final = size is None or size.total is None or len(scores) >= size.total
+        if share > max_unjudged and final:
             raise RuntimeError(
                 f"mtsamples_procedures: {share:.0%} of the notes were judged by no judge (max_unjudged="
                 f"{max_unjudged:g}): see each score's metadata for why, fix the judges, or raise max_unjudged"
@@ -282,7 +310,9 @@ def _task(
         raise ValueError(f"judges must name different judges joined by '+', got {args.judges!r}")
     if len(urls) > 1 and len(urls) != len(panel):
         raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(panel)} judges: give one, or one each")
+    size = EvalSize()
     return Task(
+        early_stopping=size,
         dataset=dataset(args.extraction, args.use_think, cache_dir),
         solver=generate(),
         scorer=[
@@ -298,7 +328,7 @@ def _task(
                 args.judge_max_wait,
             )
         ],
-        metrics=metrics(max_unjudged_check(args.max_unjudged)),  # the scorer's, the unjudged share checked
+        metrics=metrics(max_unjudged_check(args.max_unjudged, size)),  # the scorer's, the unjudged share checked
         config=GenerateConfig(max_tokens=max_tokens(args.use_think), temperature=0.0),
         version=RULES_VERSION,
     )

@@ -2,9 +2,10 @@
 ``inspect eval`` and the verifiers environment (``vf-eval``), each a real process in its own venv.
 
 One loopback model under test (tests/servers/model.py) and one loopback judge (tests/servers/judge.py, ``steady``,
-``--latency`` seconds per call, as a hosted judge takes) serve all three; each door judges ``--notes`` notes with a
-one-judge panel, from a fresh directory. A door's time is its process's wall time, start-up included (HELM's is the
-largest), divided by its notes. HELM runs in this script's venv; the others in ``.venv-inspect`` and
+``--latency`` seconds per call, as a hosted judge takes) serve all three; each door judges ``--notes`` notes, then
+twice as many, with a one-judge panel, from a fresh directory each time. A door's time per note is the difference of
+the two wall times over the notes added (its start-up, the same in both, drops out); its start-up is what remains
+of the first. HELM runs in this script's venv; the others in ``.venv-inspect`` and
 ``.venv-verifiers`` under ``--venvs`` (the checkout by default, where the README's set-up lines put them); a door
 whose venv is missing is named and skipped. The goal: no door over 2x HELM's time per note.
 
@@ -47,6 +48,7 @@ class Door:
     notes: int = 0  # notes the model under test was asked about
     judged: int = 0  # judge calls it made
     why_not: str = ""
+    more: Door | None = None  # the same door on twice the notes
 
 
 _MEASURED: list[Door] = []
@@ -72,8 +74,8 @@ def _measured(door: Door, model: ModelServer, judge: JudgeServer, run: float) ->
     return door
 
 
-def helm(notes: int, model: ModelServer, judge: JudgeServer, work: Path, env: dict[str, str]) -> Door:
-    root = work / "helm"
+def helm(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, work: Path, env: dict[str, str]) -> Door:
+    root = work
     name = register_loopback_model(root / "prod_env", model.base_url, "bench")
     entry = f"mtsamples_procedures:model={name},judges={JUDGE},judge_base_url={judge.base_url}"
     command = [str(Path(sys.executable).with_name(RUN_TOOL)), "--run-entries", entry, "--suite", "bench"]
@@ -85,7 +87,7 @@ def inspect(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, wor
     tool = venvs / ".venv-inspect" / "bin" / "inspect"
     if not tool.is_file():
         return Door("inspect eval", why_not=f"skipped: no {tool} (README, Run the tests, sets it up)")
-    root = work / "inspect"
+    root = work
     root.mkdir()
     command = [str(tool), "eval", "helm_mtsamples_ext/mtsamples_procedures", "--model", "openai-api/loop/bench"]
     command += ["--limit", str(notes), "--display", "none", "--log-dir", "logs", "-T", f"judges={JUDGE}"]
@@ -98,7 +100,7 @@ def verifiers(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, w
     tool = venvs / ".venv-verifiers" / "bin" / "vf-eval"
     if not tool.is_file():
         return Door("vf-eval", why_not=f"skipped: no {tool} (README, Run the tests, sets it up)")
-    root = work / "verifiers"
+    root = work
     root.mkdir()
     env_args = {"judge_model": [JUDGE], "judge_base_url": judge.base_url, "judge_api_key": "EMPTY"}
     command = [str(tool), "helm_mtsamples_ext.verifiers_env", "-m", "bench", "-b", model.base_url, "-k", KEY_VAR]
@@ -107,20 +109,31 @@ def verifiers(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, w
     return _measured(Door("vf-eval"), model, judge, _run(command, root, door_env, "vf-eval"))
 
 
+def per_note(door: Door) -> float:
+    """Seconds per note added, from the door's two runs (start-up drops out)."""
+    assert door.seconds is not None and door.more is not None and door.more.seconds is not None
+    return (door.more.seconds - door.seconds) / max(door.more.notes - door.notes, 1)
+
+
 def report(doors: list[Door], notes: int, latency: float) -> None:
-    print(f"{notes} notes per door, one judge answering in {latency:g} s per call; wall time with start-up")
-    print(f"{'door':<14}{'notes':>6}{'judge calls':>12}{'wall s':>9}{'s / note':>10}{'vs HELM':>9}")
+    print(f"{notes} then {2 * notes} notes per door, one judge answering in {latency:g} s per call")
+    print(f"{'door':<14}{'notes':>7}{'judge calls':>12}{'wall s':>13}{'start-up s':>11}{'s / note':>10}{'vs HELM':>9}")
     base = doors[0]
     for door in doors:
-        if door.seconds is None:
+        if door.seconds is None or door.more is None or door.more.seconds is None:
             print(f"{door.name:<14}{door.why_not}")
             continue
-        per = door.seconds / max(door.notes, 1)
-        ratio = per / (base.seconds / max(base.notes, 1)) if base.seconds else 1.0
-        print(f"{door.name:<14}{door.notes:>6}{door.judged:>12}{door.seconds:>9.1f}{per:>10.2f}{ratio:>8.2f}x")
-    ran = [d for d in doors[1:] if d.seconds is not None]
-    if base.seconds and ran:
-        worst = max((d.seconds or 0) / max(d.notes, 1) for d in ran) / (base.seconds / max(base.notes, 1))
+        each = per_note(door)
+        ratio = each / per_note(base) if per_note(base) > 0 else float("inf")
+        counts = f"{door.notes}+{door.more.notes}", f"{door.judged}+{door.more.judged}"
+        walls = f"{door.seconds:.1f}, {door.more.seconds:.1f}"
+        print(
+            f"{door.name:<14}{counts[0]:>7}{counts[1]:>12}{walls:>13}{door.seconds - each * door.notes:>11.1f}"
+            f"{each:>10.3f}{ratio:>8.2f}x"
+        )
+    ran = [d for d in doors[1:] if d.more is not None]
+    if base.more is not None and ran and per_note(base) > 0:
+        worst = max(per_note(d) for d in ran) / per_note(base)
         verdict = "meets" if worst <= GOAL else "misses"
         print(f"goal: no door over {GOAL:g}x HELM's time per note: {verdict} it (worst {worst:.2f}x)")
 
@@ -137,9 +150,12 @@ def main() -> None:
         env.setdefault("MTSAMPLES_PROCEDURES_CACHE_DIR", str(work / "notes"))
         judges = JudgeServer({JUDGE: "steady"}, latency=args.latency, max_lifetime=3600)
         with ModelServer(max_lifetime=3600) as model, judges as judge:
-            doors = [helm(args.notes, model, judge, work, env)]
-            doors.append(inspect(args.notes, args.venvs, model, judge, work, env))
-            doors.append(verifiers(args.notes, args.venvs, model, judge, work, env))
+            doors = []
+            for run in (helm, inspect, verifiers):
+                door = run(args.notes, args.venvs, model, judge, work / f"{run.__name__}-1", env)
+                if door.seconds is not None:
+                    door.more = run(2 * args.notes, args.venvs, model, judge, work / f"{run.__name__}-2", env)
+                doors.append(door)
     report(doors, args.notes, args.latency)
 
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from helm_mtsamples_ext.common.failure_kinds import failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from tests import golden
+from tests.doors.inspect.eval_command import INSPECT, eval_command, eval_env
 from tests.servers.judge import JudgeServer
 from tests.servers.model import ModelServer
 from tests.synthetic_notes import SyntheticNotes
@@ -39,10 +38,6 @@ class GoldenRun:
     done: subprocess.CompletedProcess[str]
 
 
-def inspect_bin() -> str:
-    return str(Path(sys.executable).parent / "inspect")
-
-
 @pytest.fixture(scope="module")
 def run(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactory) -> GoldenRun:
     tmp = tmp_path_factory.mktemp("golden")
@@ -53,21 +48,12 @@ def run(synthetic_notes: SyntheticNotes, tmp_path_factory: pytest.TempPathFactor
         ModelServer(golden.answer_for) as model,
         JudgeServer(judges, hold_seconds=hold) as server,
     ):
-        env = {
-            **os.environ,
-            **mirror.env,
-            "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp / "notes"),
-            "LOOP_BASE_URL": model.base_url,
-            "LOOP_API_KEY": "EMPTY",
-        }
-        env.pop("JUDGE_API_KEY", None)
-        command = [
-            inspect_bin(), "eval", "helm_mtsamples_ext/mtsamples_procedures",
-            "--model", "openai-api/loop/m", "--display", "none", "--log-dir", str(tmp / "logs"),
-            "-T", f"judges={'+'.join(golden.JUDGES)}", "-T", f"judge_base_url={server.base_url}",
+        env = eval_env(mirror.env, tmp, model.base_url)
+        command = eval_command(
+            tmp, "-T", f"judges={'+'.join(golden.JUDGES)}", "-T", f"judge_base_url={server.base_url}",
             "-T", f"judge_timeout={golden.JUDGE_TIMEOUT:g}", "-T", f"judge_max_wait={golden.JUDGE_MAX_WAIT:g}",
             "-T", "max_unjudged=0.1",  # one note in ten is unjudged by design: the default 0 would fail the eval
-        ]  # fmt: skip
+        )  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     logs = list((tmp / "logs").glob("*.eval"))
     assert done.returncode == 0 and len(logs) == 1, done.stderr[-3000:]
@@ -188,7 +174,7 @@ def test_inspect_view_bundles_the_log(run: GoldenRun, tmp_path: Path) -> None:
     """``inspect view bundle``: the static viewer, with the log it shows."""
     out = tmp_path / "bundle"
     command = [
-        inspect_bin(), "view", "bundle", "--log-dir", str(run.log_file.parent), "--output-dir", str(out),
+        INSPECT, "view", "bundle", "--log-dir", str(run.log_file.parent), "--output-dir", str(out),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]

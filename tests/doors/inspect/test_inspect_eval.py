@@ -29,6 +29,7 @@ from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.scoring.reward import score_note
+from tests.doors.inspect.eval_command import eval_command, eval_env
 from tests.servers.judge import Behaviour, JudgeServer, hashed_scores
 from tests.servers.model import ModelServer, default_answer
 from tests.synthetic_notes import SyntheticNotes, notes_in
@@ -56,20 +57,11 @@ def inspect_eval(
         return default_answer(prompt) + (f" {MARKER}" if lost_input in prompt else "")
 
     with notes.mirror() as mirror, ModelServer(answer_for) as model, JudgeServer(judges) as server:
-        env = {
-            **os.environ,
-            **mirror.env,
-            "MTSAMPLES_PROCEDURES_CACHE_DIR": str(tmp / "notes"),
-            "LOOP_BASE_URL": model.base_url,
-            "LOOP_API_KEY": "EMPTY",
-        }
-        env.pop("JUDGE_API_KEY", None)
-        command = [
-            str(Path(sys.executable).parent / "inspect"), "eval", "helm_mtsamples_ext/mtsamples_procedures",
-            "--model", "openai-api/loop/m", "--limit", str(LIMIT), "--display", "none",
-            "--log-dir", str(tmp / "logs"), "-T", f"judges={'+'.join(judges)}",
+        env = eval_env(mirror.env, tmp, model.base_url)
+        command = eval_command(
+            tmp, "--limit", str(LIMIT), "-T", f"judges={'+'.join(judges)}",
             "-T", f"judge_base_url={urls(server.base_url)}", *task_args,
-        ]  # fmt: skip
+        )  # fmt: skip
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     logs = list((tmp / "logs").glob("*.eval"))
     return done, read_eval_log(str(logs[0])) if len(logs) == 1 else None, server

@@ -219,6 +219,10 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
         monkeypatch.setenv(command[option["-k"]], "model-key")
         env_args.update(judge_base_url=judges.base_url, judge_api_key="judge-key")
         command[option["-a"]], command[option["-n"]] = json.dumps(env_args), "2"
+        # verifiers 0.1.11 picks its env server's ports by binding and letting go (get_free_port_pair), then binds
+        # them again: with CI's other suites opening loopback servers beside it, a port taken in between left vf-eval
+        # waiting for its server until the test's 300 s ran out. In-process, the command is the README's otherwise.
+        command.append("--disable-env-server")
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
         assert len(model.prompts) == 2 and judges.count() == 2

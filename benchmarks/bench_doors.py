@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,10 +52,6 @@ class Door:
     more: Door | None = None  # the same door on twice the notes
 
 
-_MEASURED: list[Door] = []
-"""The doors measured so far: the judge server counts calls over the whole run."""
-
-
 def _run(command: list[str], cwd: Path, env: dict[str, str], what: str) -> float:
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600, check=False)
@@ -65,12 +62,12 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], what: str) -> float
     return seconds
 
 
-def _measured(door: Door, model: ModelServer, judge: JudgeServer, run: float) -> Door:
-    """The door's wall time and what it asked of the servers since the last door."""
-    door.seconds, door.notes = run, len(model.prompts)
-    door.judged = judge.count(JUDGE) - sum(d.judged for d in _MEASURED)
+def _measured(door: Door, model: ModelServer, judge: JudgeServer, run: Callable[[], float]) -> Door:
+    """The door's wall time (``run``) and what it asked of the servers while it ran."""
+    before = judge.count(JUDGE)
+    door.seconds = run()
+    door.notes, door.judged = len(model.prompts), judge.count(JUDGE) - before
     model.prompts.clear()
-    _MEASURED.append(door)
     return door
 
 
@@ -80,7 +77,7 @@ def helm(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, work: 
     entry = f"mtsamples_procedures:model={name},judges={JUDGE},judge_base_url={judge.base_url}"
     command = [str(Path(sys.executable).with_name(RUN_TOOL)), "--run-entries", entry, "--suite", "bench"]
     command += ["-m", str(notes), "--local-path", "prod_env"]
-    return _measured(Door("helm-run"), model, judge, _run(command, root, env, "helm-run"))
+    return _measured(Door("helm-run"), model, judge, lambda: _run(command, root, env, "helm-run"))
 
 
 def inspect(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, work: Path, env: dict[str, str]) -> Door:
@@ -93,7 +90,7 @@ def inspect(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, wor
     command += ["--limit", str(notes), "--display", "none", "--log-dir", "logs", "-T", f"judges={JUDGE}"]
     command += ["-T", f"judge_base_url={judge.base_url}"]
     door_env = {**env, "LOOP_BASE_URL": model.base_url, "LOOP_API_KEY": "EMPTY"}
-    return _measured(Door("inspect eval"), model, judge, _run(command, root, door_env, "inspect eval"))
+    return _measured(Door("inspect eval"), model, judge, lambda: _run(command, root, door_env, "inspect eval"))
 
 
 def verifiers(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, work: Path, env: dict[str, str]) -> Door:
@@ -106,7 +103,7 @@ def verifiers(notes: int, venvs: Path, model: ModelServer, judge: JudgeServer, w
     command = [str(tool), "helm_mtsamples_ext.verifiers_env", "-m", "bench", "-b", model.base_url, "-k", KEY_VAR]
     command += ["-n", str(notes), "-r", "1", "-a", json.dumps(env_args)]
     door_env = {**env, KEY_VAR: "EMPTY"}
-    return _measured(Door("vf-eval"), model, judge, _run(command, root, door_env, "vf-eval"))
+    return _measured(Door("vf-eval"), model, judge, lambda: _run(command, root, door_env, "vf-eval"))
 
 
 def per_note(door: Door) -> float:

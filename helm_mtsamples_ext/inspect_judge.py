@@ -48,6 +48,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     http_failure,
 )
 from helm_mtsamples_ext.common.record import JudgeEntry
+from helm_mtsamples_ext.common.secrets import mask
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
 from helm_mtsamples_ext.judges.settings import CallSettings
@@ -131,10 +132,7 @@ class JudgeCall:
 
     def scrub(self, text: str) -> str:
         """A key never reaches the log: an error message may repeat the Authorization header it was sent."""
-        for secret in self.secrets:
-            if secret and secret != "EMPTY":
-                text = text.replace(secret, "[key]")
-        return text
+        return mask(text, self.secrets)
 
     async def generate(
         self, name: str, model: Model, messages: list[ChatMessage], max_tokens: int

@@ -35,14 +35,17 @@ from inspect_ai.util import collect
 
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_url import check_base_url
+from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
+from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, install_log_scrubber, reachable_keys, refused_key_line
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
+from helm_mtsamples_ext.inspect_wire import masking_client
 from helm_mtsamples_ext.judges.async_panel import judge_panel
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
@@ -149,12 +152,24 @@ def bootstrap_ci(resamples: int = 2000, seed: int = 0) -> Metric:
     return compute
 
 
-def _models(judges: list[str], urls: list[str]) -> dict[str, Model]:
-    key = os.environ.get("JUDGE_API_KEY") or "EMPTY"
+def _models(judges: list[str], urls: list[str], secrets: tuple[str, ...]) -> dict[str, Model]:
+    """Each judge as an Inspect model; one served at ``judge_base_url`` behind a client masking ``secrets`` in what
+    its server sends back (inspect_wire.py). Not memoized by Inspect: its cache key leaves the client out, and a
+    model reused from another eval could hold a client that was closed and rebuilt without the mask."""
+    key = os.environ.get("JUDGE_API_KEY") or PLACEHOLDER_KEY
     if not urls:
         return {name.split("/")[-1]: get_model(name) for name in judges}
     pairs = zip(judges, urls if len(urls) > 1 else urls * len(judges), strict=True)
-    return {m: get_model(f"openai-api/{JUDGE_SERVICE}/{m}", base_url=u, api_key=key) for m, u in pairs}
+    return {
+        m: get_model(
+            f"openai-api/{JUDGE_SERVICE}/{m}",
+            base_url=u,
+            api_key=key,
+            memoize=False,
+            http_client=masking_client(secrets),
+        )
+        for m, u in pairs
+    }
 
 
 def _value(reward: float | None, dims: dict[str, float | None], unjudged: bool) -> dict[str, float]:
@@ -188,12 +203,16 @@ def panel_scorer(
     judge_max_wait: float = RunEntryArgs.judge_max_wait,
 ) -> Scorer:
     """Our panel's reward for one note: every judge asked at once, each verdict read by our rules."""
-    call = JudgeCall(
-        judge_structured, explanation_cap, judge_timeout, judge_max_wait, (os.environ.get("JUDGE_API_KEY", ""),)
-    )
+    secrets = reachable_keys({}, os.environ)
+    line = refused_key_line("JUDGE_API_KEY", os.environ.get("JUDGE_API_KEY") or PLACEHOLDER_KEY)
+    if line:
+        hwarn(line)
+    install_log_scrubber(secrets)
+    call = JudgeCall(judge_structured, explanation_cap, judge_timeout, judge_max_wait, secrets)
+    models: dict[str, Model] = {}
 
     async def score(state: TaskState, target: Target) -> Score:
-        models = _models(judges, judge_base_url)
+        models.update(models or _models(judges, judge_base_url, secrets))
         names = list(models)
         completion = state.output.completion if state.output else ""
         panel = {n: partial(judge_note, call, n, models[n]) for n in names}

@@ -13,8 +13,11 @@ module never imports ``helm`` (the verifiers venv has none).
 from __future__ import annotations
 
 import importlib.util
+import logging
 import math
 import os
+import re
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,10 @@ from typing import Any
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
+from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.secrets import install_log_scrubber, mask, reachable_keys, refused_key_line
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
@@ -94,15 +99,72 @@ def _completion_text(completion: Any) -> str:
     return ""
 
 
-def _scrubber(judges: list[ListedJudge]) -> Any:
-    keys = sorted({j.api_key for j in judges if j.api_key and len(j.api_key) >= 4}, key=len, reverse=True)
+KEY_HANDOFF = "MTSAMPLES_JUDGE_API_KEY_"
+"""Where a key given as ``judge_api_key`` waits for verifiers' env server (a process it spawns, which loads the
+environment again from the arguments it keeps): verifiers writes those arguments to each run's metadata.json, so
+they hold ``env:<variable>`` in the key's place, and the spawned process inherits the variable."""
+KEY_REFERENCE = "env:"
+"""``judge_api_key`` given as ``env:NAME``: the key is the variable NAME's value (a key kept out of the arguments)."""
 
-    def scrub(text: str) -> str:
-        for key in keys:
-            text = text.replace(key, "***")
-        return text
 
-    return scrub
+KeyArgument = str | Sequence[str | None] | None
+"""``judge_api_key`` as MedARC takes it: one key for every judge, or one per judge."""
+
+
+def _dereference(value: KeyArgument, environ: Mapping[str, str]) -> str | list[str | None] | None:
+    """``judge_api_key`` with each ``env:NAME`` replaced by NAME's value (one line naming NAME when it is unset)."""
+
+    def one(item: str | None) -> str | None:
+        if item is None or not item.startswith(KEY_REFERENCE):
+            return item
+        name = item.removeprefix(KEY_REFERENCE)
+        if not environ.get(name):
+            raise ValueError(f"judge_api_key names the variable {name}, which is not set here: set it, or give the key")
+        return environ[name]
+
+    return one(value) if value is None or isinstance(value, str) else [one(item) for item in value]
+
+
+def _references(value: KeyArgument) -> str | list[str | None] | None:
+    """``judge_api_key`` with each key moved into a ``KEY_HANDOFF`` variable of this process and named by it."""
+    named: dict[str, str] = {}
+
+    def one(key: str | None) -> str | None:
+        if not key or key.startswith(KEY_REFERENCE):
+            return key
+        if key not in named:
+            named[key] = f"{KEY_HANDOFF}{len(named) + 1}"
+            os.environ[named[key]] = key
+        return f"{KEY_REFERENCE}{named[key]}"
+
+    return one(value) if value is None or isinstance(value, str) else [one(item) for item in value]
+
+
+class _ArgumentKeyMask(logging.Filter):
+    """verifiers logs the arguments an environment is loaded with (``Using provided args: judge_api_key=...``, and
+    on failure the whole dict) before this module's ``load_environment`` runs: the key's value is masked there."""
+
+    PATTERNS = (
+        re.compile(r"(judge_api_key=)(\[.*?\]|.*?)(?=, \w+=|$)", re.DOTALL),
+        re.compile(r"""('judge_api_key': )(\[.*?\]|'.*?'|".*?")"""),
+    )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "judge_api_key" in message:
+            for pattern in self.PATTERNS:
+                message = pattern.sub(r"\1***", message)
+            record.msg, record.args = message, None
+        return True
+
+
+def _mask_argument_keys() -> None:
+    logger = logging.getLogger("verifiers.utils.env_utils")
+    if not any(isinstance(f, _ArgumentKeyMask) for f in logger.filters):
+        logger.addFilter(_ArgumentKeyMask())
+
+
+_mask_argument_keys()
 
 
 class _Panel:
@@ -111,7 +173,9 @@ class _Panel:
     def __init__(self, judges: list[ListedJudge], args: RunEntryArgs) -> None:
         from openai import AsyncOpenAI
 
-        scrub = _scrubber(judges)
+        secrets = reachable_keys({}, os.environ, [j.api_key for j in judges if j.api_key])
+        install_log_scrubber(secrets)
+        scrub = partial(mask, keys=secrets)
         settings = AsyncCallSettings(
             timeout=args.judge_timeout,
             max_wait=args.judge_max_wait,
@@ -177,21 +241,29 @@ def load_environment(
         explanation_cap=explanation_cap,
     )  # fmt: skip
     args = _run_args(named, kwargs)
-    judges = list_judges(judge_model, judge_base_url, judge_api_key, os.environ)
+    judges = list_judges(judge_model, judge_base_url, _dereference(judge_api_key, os.environ), os.environ)
     keyless = [j.name for j in judges if not j.api_key]
     if keyless:
         raise ValueError(f"judge {keyless[0]!r} has no API key: pass judge_api_key or set JUDGE_API_KEY")
+    for judge in judges:
+        line = refused_key_line(f"judge {judge.name}'s key", judge.api_key or "")
+        if line:
+            hwarn(line)
     rows = [_row(i, sample, args.use_think) for i, sample in _samples(cache_dir, args.extraction)]
     panel = _Panel(judges, args)
 
     async def mtsamples_reward(completion: Any, info: dict[str, Any]) -> float:
         return await panel.reward(completion, info)
 
-    return vf.SingleTurnEnv(
+    env = vf.SingleTurnEnv(
         eval_dataset=Dataset.from_list(rows),
         rubric=vf.Rubric(funcs=[mtsamples_reward], weights=[1.0]),
         sampling_args={"temperature": 0.0, "max_tokens": max_tokens(args.use_think)},
     )
+    if judge_api_key is not None:
+        panel_args = {"cache_dir": cache_dir, "judge_model": judge_model, "judge_base_url": judge_base_url}
+        env.env_args = {**panel_args, **named, "judge_api_key": _references(judge_api_key)}
+    return env
 
 
 __all__ = ["load_environment"]

@@ -82,6 +82,18 @@ def key_problem(value: str) -> str | None:
     return None
 
 
+def refused_key_line(source: str, value: str) -> str | None:
+    """One line when the key ``source`` gave is no key (``key_problem``), saying where it came from without
+    repeating it: it is still sent (a keyless server takes any), never masked. None for a key or the placeholder."""
+    problem = None if value == PLACEHOLDER_KEY else key_problem(value)
+    if problem is None:
+        return None
+    return (
+        f"{source} {problem}, so it is refused as a key: it is not masked in what is kept, and a server that checks "
+        "keys will refuse it; for a keyless server unset it, else give the real key"
+    )
+
+
 def is_key(value: object) -> bool:
     """Worth masking: a string that ``key_problem`` finds nothing wrong with and is not the keyless placeholder."""
     return isinstance(value, str) and value != PLACEHOLDER_KEY and key_problem(value) is None

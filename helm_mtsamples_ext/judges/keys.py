@@ -19,7 +19,13 @@ from helm.clients.auto_client import AutoClient
 from helm.common.hierarchical_logger import hwarn
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
-from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, install_log_scrubber, is_key, key_problem, reachable_keys
+from helm_mtsamples_ext.common.secrets import (
+    PLACEHOLDER_KEY,
+    install_log_scrubber,
+    is_key,
+    reachable_keys,
+    refused_key_line,
+)
 from helm_mtsamples_ext.judges.endpoints import endpoint_host
 from helm_mtsamples_ext.judges.urls import normalise_base_url
 
@@ -113,17 +119,9 @@ def endpoint_positions(panel: list[JudgeSpec]) -> list[tuple[int, str]]:
 
 
 def refused_keys(keys: Iterable[EndpointKey]) -> list[str]:
-    """One line per endpoint key that is no key (secrets.key_problem): it is sent as given, for a server that
-    takes any key, but never masked, and the line says where it came from without repeating it."""
-    lines = []
-    for endpoint in keys:
-        problem = None if endpoint.key == PLACEHOLDER_KEY else key_problem(endpoint.key)
-        if problem is not None:
-            lines.append(
-                f"{endpoint.source} {problem}, so it is refused as a key: it is not masked in what is kept, and a "
-                f"server that checks keys will refuse it; for a keyless server unset it, else give the real key"
-            )
-    return lines
+    """One line per endpoint key that is no key (secrets.refused_key_line)."""
+    lines = (refused_key_line(endpoint.source, endpoint.key) for endpoint in keys)
+    return [line for line in lines if line is not None]
 
 
 def install_panel_keys(panel: list[JudgeSpec], auto_client: AutoClient) -> PanelKeys:

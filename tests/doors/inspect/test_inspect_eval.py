@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -48,16 +49,18 @@ def inspect_eval(
     judges: Mapping[str, str | Behaviour],
     *task_args: str,
     urls: Callable[[str], str] = lambda served: served,
+    judge_key: str | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], EvalLog | None, JudgeServer]:
     """``inspect eval`` on the first notes, judges ``judges`` on a loopback server (``judge_base_url`` is
-    ``urls(its URL)``); the command, its log and the server."""
+    ``urls(its URL)``; with ``judge_key``, the server takes only that key and ``JUDGE_API_KEY`` gives it); the
+    command, its log and the server."""
     lost_input = build_samples(notes_in(notes.directory), "helm").samples[LOST_NOTE].input
 
     def answer_for(prompt: str) -> str:
         return default_answer(prompt) + (f" {MARKER}" if lost_input in prompt else "")
 
-    with notes.mirror() as mirror, ModelServer(answer_for) as model, JudgeServer(judges) as server:
-        env = eval_env(mirror.env, tmp, model.base_url)
+    with notes.mirror() as mirror, ModelServer(answer_for) as model, JudgeServer(judges, api_key=judge_key) as server:
+        env = eval_env(mirror.env, tmp, model.base_url) | ({"JUDGE_API_KEY": judge_key} if judge_key else {})
         command = eval_command(
             tmp, "--limit", str(LIMIT), "-T", f"judges={'+'.join(judges)}",
             "-T", f"judge_base_url={urls(server.base_url)}", *task_args,
@@ -303,3 +306,36 @@ def test_a_mistake_the_user_fixes_is_one_last_line_and_no_traceback(
     assert last.startswith("mtsamples_procedures: ") and said in last, done.stderr[-2000:]
     assert "Traceback" not in done.stderr + done.stdout
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+SECRET = "sk-judge-0123456789abcdef"
+"""A provider-shaped judge key, which the judges below repeat word for word."""
+
+
+def test_a_judge_echoing_its_key_never_gets_it_into_the_log_or_the_output(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """In an explanation, as a score, in an error's text with any status: the key is in no file the eval wrote
+    (the log holds every judge call's reply) nor in its output, and a score the judge gave as the key is no score."""
+    judges = {"echo": "key_echo", "score": "key_score", "e401": "leaky", "e500": "leaky_500", "e200": "leaky_200"}
+    done, log, server = inspect_eval(
+        synthetic_notes, tmp_path, judges, "-T", "max_unjudged=1", "-T", "judge_max_wait=5", judge_key=SECRET
+    )
+    assert log is not None and log.samples, done.stderr[-3000:]
+    assert {r.authorization for r in server.requests} == {f"Bearer {SECRET}"}
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and SECRET.encode() in _unpacked(p)]
+    assert written == [] and SECRET not in done.stdout + done.stderr
+    for sample in log.samples:
+        recorded = (panel_score(sample).metadata or {})["judges"]
+        assert all("***" in recorded["echo"][d]["explanation"] for d in DIMENSIONS)
+        assert recorded["score"]["clarity"]["score"] is None, "the key is no score"
+        assert all(recorded[j]["status"] == "failed" for j in ("e401", "e500", "e200"))
+
+
+def _unpacked(path: Path) -> bytes:
+    """The file's bytes, and each member's for a zip (an Inspect ``.eval`` log is one, its members compressed)."""
+    raw = path.read_bytes()
+    if not zipfile.is_zipfile(path):
+        return raw
+    with zipfile.ZipFile(path) as archive:
+        return raw + b"".join(archive.read(name) for name in archive.namelist())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import math
 import shlex
 import subprocess
@@ -65,7 +66,7 @@ def notes_env(
 
 
 def evaluate(
-    judges: dict[str, str], n: int = 3, **env_args: Any
+    judges: dict[str, str], n: int = 3, judge_key: str = "judge-key", **env_args: Any
 ) -> tuple[list[dict[str, Any]], JudgeServer, RecordingModel]:
     model_server = RecordingModel()
     with JudgeServer(judges) as judge_server, model_server:
@@ -73,7 +74,7 @@ def evaluate(
             ENV_ID,
             judge_model=list(judges),
             judge_base_url=judge_server.base_url,
-            judge_api_key="judge-key",
+            judge_api_key=judge_key,
             **env_args,
         )
         client = vf.ClientConfig(api_key_var=KEY_VAR, api_base_url=model_server.base_url, timeout=60, max_retries=0)
@@ -172,10 +173,12 @@ def test_a_judge_refusing_the_schema_is_asked_without_it(notes_env: dict[str, st
         ({"judge_base_url": ["http://a/v1", "http://b/v1"], "judge_model": ["x", "y", "z"]},
          "judge_base_url has 2 values for 3 judge_model values: give one value (for every judge) or one per judge, "
          "in judge_model's order"),
+        ({"judge_api_key": "env:MTSAMPLES_UNSET_KEY"}, "judge_api_key names the variable MTSAMPLES_UNSET_KEY, which "
+         "is not set here: set it, or give the key"),
         ({"judge_prompt": "helm_fenced"}, "judge_prompt=helm_fenced fills HELM's template, and HELM is not installed "
          "here: use judge_prompt=prefix (the default) or ours"),
     ],
-    ids=["helm-only argument", "typo", "list length", "helm template"],
+    ids=["helm-only argument", "typo", "list length", "unset key variable", "helm template"],
 )  # fmt: skip
 def test_a_wrong_argument_is_one_line_naming_it_and_the_fix(
     notes_env: dict[str, str], args: dict[str, Any], line: str
@@ -230,14 +233,21 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
 
 
 def test_medarc_eval_takes_medarcs_arguments_and_ours_by_name(notes_env: dict[str, str], tmp_path: Path) -> None:
-    """medarc-eval accepts only parameters load_environment names (no **kwargs): ours are named, so it takes them."""
-    with JudgeServer({"ja": "steady"}) as judges, ModelServer(answer_for) as model:
+    """medarc-eval accepts only parameters load_environment names (no **kwargs): ours are named, so it takes them.
+    A key given as an argument reaches the judge from verifiers' env server (a process of its own, loading the
+    environment again from the arguments verifiers keeps), and is in none of the files the run writes (metadata.json
+    names the variable holding it) nor in its output, though the judge echoes it."""
+    with JudgeServer({"ja": "key_echo"}, api_key=SECRET) as judges, ModelServer(answer_for) as model:
         command = [str(Path(sys.executable).with_name("medarc-eval")), ENV_ID, "-m", "alpha", "-b", model.base_url]
         command += ["-k", KEY_VAR, "-n", "1", "-r", "1", "--judge-model", "ja", "--judge-base-url", judges.base_url]
-        command += ["--judge-api-key", "judge-key", "--env-arg", "judge_prompt=ours", "--env-arg", "answer_cap=5000"]
+        command += ["--judge-api-key", SECRET, "--env-arg", "judge_prompt=ours", "--env-arg", "answer_cap=5000"]
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
-        assert len(model.prompts) == 1 and judges.count() == 1
+        assert len(model.prompts) == 1 and [r.authorization for r in judges.requests] == [f"Bearer {SECRET}"]
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and SECRET in p.read_text(errors="replace")]
+    assert written == [] and SECRET not in done.stdout + done.stderr, "verifiers writes its arguments and logs"
+    (metadata,) = tmp_path.glob("outputs/evals/*/*/metadata.json")
+    assert json.loads(metadata.read_text())["env_args"]["judge_api_key"] == ["env:MTSAMPLES_JUDGE_API_KEY_1"]
 
 
 def test_this_venv_has_no_helm_and_the_environment_needs_none() -> None:
@@ -245,3 +255,39 @@ def test_this_venv_has_no_helm_and_the_environment_needs_none() -> None:
     import helm_mtsamples_ext.verifiers_env  # noqa: F401
 
     assert importlib.util.find_spec("helm") is None and "helm" not in sys.modules
+
+
+SECRET = "sk-judge-0123456789abcdef"
+"""A provider-shaped judge key, which the judges below repeat word for word."""
+
+
+@pytest.mark.parametrize("behaviour", ["key_echo", "key_score", "leaky", "leaky_500", "leaky_200"])
+def test_a_judge_echoing_its_key_never_gets_it_kept_or_logged(
+    notes_env: dict[str, str], behaviour: str, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """In an explanation, as a score, in an error's text with any status: the key is not in the outputs vf-eval
+    saves, nor in the logs, and a score the judge gave as the key is no score."""
+    caplog.set_level(logging.DEBUG)
+    outputs, judges, _ = evaluate({"ja": behaviour}, n=1, judge_key=SECRET, judge_max_wait=5)
+    said = capfd.readouterr()
+    import re
+
+    for name, text in [
+        ("out", json.dumps(outputs, default=str)),
+        ("so", said.out),
+        ("se", said.err),
+        ("log", caplog.text),
+    ]:
+        for m in re.finditer(SECRET, text):
+            print("LEAK", name, text[max(0, m.start() - 300) : m.end() + 50])
+    assert SECRET not in json.dumps(outputs, default=str) + said.out + said.err + caplog.text
+    assert judges.count() >= 1, "the judge was asked"
+    (feedback,) = outputs[0]["info"]["judge_feedback"]["judges"]
+    given = judges.scores_for("ja", judge_prompt(outputs[0]))
+    if behaviour == "key_echo":
+        assert feedback["scores"] == given
+        assert all("***" in feedback["explanations"][d] for d in DIMENSIONS)
+    elif behaviour == "key_score":
+        assert feedback["scores"] == {d: s for d, s in given.items() if d != "clarity"}, "the key is no score"
+    else:
+        assert feedback["score"] is None and feedback["error"], "no score the judge did not give"

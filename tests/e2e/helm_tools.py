@@ -17,26 +17,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import requests
 
 from helm_mtsamples_ext.helm_host.compat import check_distribution
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium  # noqa: F401 (the e2e tests' names)
 
 BIN = Path(sys.executable).parent
 SECRET = "sk-e2e-SECRET-never-written-7f3a"
 P = "mtsamples_procedures"
 RUN_TOOL = "medhelm-run" if check_distribution().is_medhelm else "helm-run"
 """What a user of the installed HELM types: medhelm ships its own ``medhelm-run`` (the same entry point)."""
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def helm_tool(name: str, *args: str, cwd: Path, env: dict[str, str], timeout: float = 900) -> str:
@@ -172,11 +162,3 @@ def wait_until_serving(url: str, server: subprocess.Popen[bytes], attempts: int 
         except requests.ConnectionError:
             time.sleep(0.1)
     raise AssertionError(f"helm-server did not answer at {url}")
-
-
-def require_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            "Debian's Chromium is needed for the browser check: `apt-get install -y chromium` "
-            "(`.ci/run` installs it; see README, 'Run the tests')."
-        )

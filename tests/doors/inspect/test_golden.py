@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import selectors
+import shutil
+import socket
 import subprocess
+import time
 import zipfile
 from collections import Counter
 from dataclasses import dataclass
@@ -18,11 +23,13 @@ import numpy as np
 import pytest
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.scorer import Score
+from playwright.sync_api import expect
 
 from helm_mtsamples_ext.common.failure_kinds import failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from tests import golden
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.doors.inspect.eval_command import INSPECT, eval_command, eval_env
 from tests.servers.judge import JudgeServer
 from tests.servers.model import ModelServer
@@ -185,3 +192,58 @@ def test_inspect_view_bundles_the_log(run: GoldenRun, tmp_path: Path) -> None:
         names = log.namelist()
         sample = next(n for n in names if n.startswith("samples/"))
         assert "panel_scorer" in json.loads(log.read(sample))["scores"]
+
+
+VIEW_START = 60.0
+"""Seconds ``inspect view`` may take to say where it serves (a few on a loaded machine)."""
+
+
+def serving_url(view: subprocess.Popen[str]) -> str:
+    """The URL ``inspect view`` says it serves on (its ``Running on http://...`` line), read as it prints it: a
+    line, not a poll, says the server listens. Bounded by VIEW_START."""
+    assert view.stdout is not None
+    deadline = time.monotonic() + VIEW_START
+    with selectors.DefaultSelector() as selector:
+        selector.register(view.stdout, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
+            line = view.stdout.readline()
+            assert line, "inspect view exited before serving"
+            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
+            if found:
+                return found.group(1) + "/"
+    raise AssertionError(f"inspect view said nothing of serving within {VIEW_START:g} s")
+
+
+def test_inspect_view_shows_each_judges_scores_and_failure_in_chromium(run: GoldenRun, tmp_path: Path) -> None:
+    """The real ``inspect view`` on the golden log, opened in headless Chromium: the task page shows the reward's
+    interval, and a note where one judge failed shows, on its scoring tab, the other judge's scores and the failure,
+    by name."""
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(run.log_file, logs / run.log_file.name)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    name, sample = next((n, s) for n, s in by_note(run).items() if len(metadata(s)["failures"]) == 1)
+    ((failed, failure),) = metadata(sample)["failures"].items()
+    (scored,) = [j for j in golden.JUDGES if j != failed]
+    scores = ", ".join(f"{d} {s}" for d, s in zip(DIMENSIONS, golden.EXPECTED[name].scores[scored] or (), strict=True))
+    command = [INSPECT, "view", "--log-dir", str(logs), "--host", "127.0.0.1", "--port", str(port)]
+    view = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = serving_url(view)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            page.goto(url)
+            expect(page.get_by_text("ci_low").first).to_be_visible(timeout=30_000)
+            page.goto(f"{url}#/tasks/{run.log_file.name}/samples/sample/{sample.id}/{sample.epoch}/scoring")
+            expect(page.get_by_text(f"{scored}: {scores}", exact=False).first).to_be_visible(timeout=30_000)
+            expect(page.get_by_text(f"{failed}: failed ({failure}", exact=False).first).to_be_visible()
+            browser.close()
+    finally:
+        view.terminate()
+        view.wait(timeout=30)

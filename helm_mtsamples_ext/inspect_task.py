@@ -33,6 +33,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, bootst
 from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import collect
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_url import check_base_url
 from helm_mtsamples_ext.common.log import hwarn
@@ -89,7 +90,7 @@ def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> M
         )
         for s in batch.samples
     ]
-    return MemoryDataset(samples, name="mtsamples_procedures")
+    return MemoryDataset(samples, name=names.RUN_ENTRY)
 
 
 @dataclass

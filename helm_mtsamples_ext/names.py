@@ -9,7 +9,8 @@ Everything not named here (the `judges/` and `report/` wings) is free to move.
 
 from __future__ import annotations
 
-#: The run entry users type (`mtsamples_procedures:model=...`) and HELM's scenario and run-group name.
+#: The run entry users type (`mtsamples_procedures:model=...`), HELM's scenario and run-group name, and the Inspect
+#: task's (`inspect eval helm_mtsamples_ext/mtsamples_procedures`) and its dataset's name.
 RUN_ENTRY = "mtsamples_procedures"
 #: The key of our record in each request state's `annotations` (scenario_state.json).
 ANNOTATION_KEY = RUN_ENTRY

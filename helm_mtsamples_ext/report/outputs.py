@@ -14,7 +14,6 @@ from pathlib import Path
 import pandas as pd
 
 from helm_mtsamples_ext.common.atomic import whole_directory
-from helm_mtsamples_ext.common.log import hlog
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
@@ -92,10 +91,7 @@ def _write_files(
     step("CSV tables")
     instances = tables["instances"][INSTANCE_COLUMNS].astype({dim: "Int64" for dim in (*DIMENSIONS, "rules_version")})
     write_csv(instances, out / "instances.csv")
-    try:
-        instances.to_parquet(out / "instances.parquet", index=False)
-    except ImportError:
-        hlog("pyarrow is not installed: instances.parquet not written")
+    instances.to_parquet(out / "instances.parquet", index=False)
     for name in ("leaderboard", "pairwise", "by_specialty", "judge_self_preference"):
         write_csv(tables[name], out / f"{name}.csv")
     audit = tables["judge_audit"]

@@ -19,6 +19,7 @@ import pytest
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.scorer import Score
 
+from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.failure_kinds import (
     CONNECTION_FAILED,
     CONTEXT_FAILURE,
@@ -108,6 +109,7 @@ def _expected(judges: JudgeServer, answer: str) -> tuple[dict[str, dict[str, int
 def test_the_eval_succeeds_on_the_first_notes(run: tuple[EvalLog, JudgeServer]) -> None:
     log, _ = run
     assert log.status == "success" and log.samples is not None and len(log.samples) == LIMIT
+    assert (log.eval.task, log.eval.dataset.name) == (f"helm_mtsamples_ext/{names.RUN_ENTRY}", names.RUN_ENTRY)
 
 
 def test_each_reward_is_our_scoring_of_the_verdicts_the_judges_gave(run: tuple[EvalLog, JudgeServer]) -> None:

@@ -104,7 +104,8 @@ KEY_HANDOFF = "MTSAMPLES_JUDGE_API_KEY_"
 environment again from the arguments it keeps): verifiers writes those arguments to each run's metadata.json, so
 they hold ``env:<variable>`` in the key's place, and the spawned process inherits the variable."""
 KEY_REFERENCE = "env:"
-"""``judge_api_key`` given as ``env:NAME``: the key is the variable NAME's value (a key kept out of the arguments)."""
+"""How the kept arguments name a ``KEY_HANDOFF`` variable. No other variable may be named: an argument that could
+name any variable would let a shared config send, say, a cloud key to the judge URL it also names."""
 
 
 KeyArgument = str | Sequence[str | None] | None
@@ -112,14 +113,17 @@ KeyArgument = str | Sequence[str | None] | None
 
 
 def _dereference(value: KeyArgument, environ: Mapping[str, str]) -> str | list[str | None] | None:
-    """``judge_api_key`` with each ``env:NAME`` replaced by NAME's value (one line naming NAME when it is unset)."""
+    """``judge_api_key`` with each ``env:<KEY_HANDOFF variable>`` replaced by its value: the env server's load."""
 
     def one(item: str | None) -> str | None:
         if item is None or not item.startswith(KEY_REFERENCE):
             return item
         name = item.removeprefix(KEY_REFERENCE)
-        if not environ.get(name):
-            raise ValueError(f"judge_api_key names the variable {name}, which is not set here: set it, or give the key")
+        if not re.fullmatch(rf"{KEY_HANDOFF}\d+", name) or not environ.get(name):
+            raise ValueError(
+                f"judge_api_key names the variable {name}, which this environment did not set for verifiers' env "
+                "server: give the key itself, or set JUDGE_API_KEY"
+            )
         return environ[name]
 
     return one(value) if value is None or isinstance(value, str) else [one(item) for item in value]

@@ -173,12 +173,14 @@ def test_a_judge_refusing_the_schema_is_asked_without_it(notes_env: dict[str, st
         ({"judge_base_url": ["http://a/v1", "http://b/v1"], "judge_model": ["x", "y", "z"]},
          "judge_base_url has 2 values for 3 judge_model values: give one value (for every judge) or one per judge, "
          "in judge_model's order"),
-        ({"judge_api_key": "env:MTSAMPLES_UNSET_KEY"}, "judge_api_key names the variable MTSAMPLES_UNSET_KEY, which "
-         "is not set here: set it, or give the key"),
+        ({"judge_api_key": "env:AWS_SECRET_ACCESS_KEY"}, "judge_api_key names the variable AWS_SECRET_ACCESS_KEY, "
+         "which this environment did not set for verifiers' env server: give the key itself, or set JUDGE_API_KEY"),
+        ({"judge_api_key": "env:MTSAMPLES_JUDGE_API_KEY_9"}, "judge_api_key names the variable "
+         "MTSAMPLES_JUDGE_API_KEY_9, which this environment did not set for verifiers' env server"),
         ({"judge_prompt": "helm_fenced"}, "judge_prompt=helm_fenced fills HELM's template, and HELM is not installed "
          "here: use judge_prompt=prefix (the default) or ours"),
     ],
-    ids=["helm-only argument", "typo", "list length", "unset key variable", "helm template"],
+    ids=["helm-only argument", "typo", "list length", "another variable", "unset handoff", "helm template"],
 )  # fmt: skip
 def test_a_wrong_argument_is_one_line_naming_it_and_the_fix(
     notes_env: dict[str, str], args: dict[str, Any], line: str

@@ -48,6 +48,7 @@ from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.inspect_wire import masking_client
 from helm_mtsamples_ext.judges.async_panel import judge_panel
+from helm_mtsamples_ext.judges.reachability import check_endpoint
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
 
@@ -330,6 +331,10 @@ def _task(
         raise ValueError(f"judges must name different judges joined by '+', got {args.judges!r}")
     if len(urls) > 1 and len(urls) != len(panel):
         raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(panel)} judges: give one, or one each")
+    for url in dict.fromkeys(urls):  # before the model under test is asked anything, as HELM's path checks
+        problem = check_endpoint(url, os.environ.get("JUDGE_API_KEY") or None)
+        if problem is not None:
+            raise ValueError(problem)
     size = EvalSize()
     return Task(
         early_stopping=size,

@@ -34,6 +34,7 @@ from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.async_openai import AsyncCallSettings, AsyncJudge
 from helm_mtsamples_ext.judges.async_panel import judge_panel
+from helm_mtsamples_ext.judges.reachability import check_endpoint
 from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
 from helm_mtsamples_ext.scoring.reward import score_note
 
@@ -253,6 +254,10 @@ def load_environment(
         line = refused_key_line(f"judge {judge.name}'s key", judge.api_key or "")
         if line:
             hwarn(line)
+    for url, key in {j.base_url: j.api_key for j in judges if j.base_url}.items():  # before any rollout
+        problem = check_endpoint(url, key)
+        if problem is not None:
+            raise ValueError(problem)
     rows = [_row(i, sample, args.use_think) for i, sample in _samples(cache_dir, args.extraction)]
     panel = _Panel(judges, args)
 

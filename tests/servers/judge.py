@@ -74,6 +74,8 @@ Behaviours:
   unencodable_judge  the steady verdict, its accuracy explanation holding a lone surrogate and an escape sequence
   author        a model under test, not a judge: ``Plan <k> by <served name>: ...``, k counting the different
                 prompts it sees from 0 (so each model's answers are numbered 0..n-1 whatever the call order)
+  hangup        closes the connection on every chat call without a reply (a server that died after it answered
+                ``/models``)
   golden        the golden set's judges (tests/golden.py): the scores, malformed reply, refusal, silence (held as
                 ``slow``) or echo of the planted verdict that ``golden.VERDICTS`` gives this judge for the case tag
                 in the prompt; HTTP 500 for a prompt without one
@@ -178,6 +180,7 @@ BEHAVIOURS = (
     "long_plan",
     "unencodable",
     "unencodable_judge",
+    "hangup",
 )
 REFUSAL = "I'm sorry, but I can't help with evaluating this medical content as it was requested today."
 PLAN_TEXT = "Continue cefazolin for 24 hours, remove the drain on day two and review in clinic in two weeks."
@@ -846,6 +849,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
         record = server.record_of(body, self.headers.get("Authorization"))
+        behaviour = server.judges.get(record.model)
+        if behaviour is not None and behaviour.kind == "hangup":
+            with server._cond:
+                server.requests.append(record)
+                server.counts[record.model] += 1
+                server._cond.notify_all()
+            self.close_connection = True  # no status line, no body: the client sees the connection drop
+            return
         arrived = time.monotonic()
         server._enter(record)
         try:

@@ -237,8 +237,9 @@ def closed_port_url() -> str:
 
 
 GONE_WAIT = 8.0
-"""judge_max_wait for the judge nobody serves: long enough for a refused connection to be seen and retried even on a
-loaded machine (with none seen before the deadline, "timed out" would be the right name, and the test would fail)."""
+"""judge_max_wait for the judge whose connection drops: long enough for a dropped connection to be seen and retried
+even on a loaded machine (with none seen before the deadline, "timed out" would be the right name, and the test
+would fail)."""
 
 
 def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
@@ -246,20 +247,18 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
 ) -> None:
     """A failure is named as HELM's path names it (common/failure_kinds.py), never in Inspect's or tenacity's
     words: a client error, a prompt over the judge's context (Inspect turns it into a reply stopped for
-    "model_length"), a tool call, an empty reply, a server nobody runs (given up at judge_max_wait while Inspect
-    still retries it)."""
+    "model_length"), a tool call, an empty reply, a server that drops every chat call's connection (given up at
+    judge_max_wait while Inspect still retries it)."""
     judges: dict[str, str | Behaviour] = {
         "reject": "reject",
         "small": Behaviour("context_limit", context_words=10),
         "tools": "tool_caller",
         "empty": "empty",
-        "gone": "steady",
+        "gone": "hangup",
     }
-    gone = closed_port_url()
     done, log, server = inspect_eval(
-        synthetic_notes, tmp_path, judges, "-T", "max_unjudged=1", "-T", f"judge_max_wait={GONE_WAIT:g}",
-        urls=lambda served: "+".join([served] * 4 + [gone]),
-    )  # fmt: skip
+        synthetic_notes, tmp_path, judges, "-T", "max_unjudged=1", "-T", f"judge_max_wait={GONE_WAIT:g}"
+    )
     assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
     expected = {
         "reject": REQUEST_REFUSED,
@@ -283,14 +282,20 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
         (["-T", "judge_prompt=helm"], None, "judge_prompt=helm needs HELM's own template"),
         (["-T", "judges=a+a"], None, "judges must name different judges"),
         ([], "closed", "cannot be reached"),
+        (
+            ["-T", "judges=a", "-T", f"judge_base_url={closed_port_url()}"],
+            None,
+            "cannot be reached (connection refused): start the server or fix judge_base_url",
+        ),
     ],
-    ids=["helm prompt", "same judge twice", "notes unreachable"],
+    ids=["helm prompt", "same judge twice", "notes unreachable", "judge unreachable"],
 )
 def test_a_mistake_the_user_fixes_is_one_last_line_and_no_traceback(
     synthetic_notes: SyntheticNotes, tmp_path: Path, task_args: list[str], notes_url: str | None, said: str
 ) -> None:
-    """A wrong argument or notes out of reach end the eval with exit 1 and one line, last, naming the cause and the
-    fix: no traceback, no line broken at the terminal's width, no log."""
+    """A wrong argument, notes or a judge out of reach end the eval with exit 1 and one line, last, naming the cause
+    and the fix, before the model under test is asked anything: no traceback, no line broken at the terminal's
+    width, no log."""
     env = {
         **os.environ,
         **synthetic_notes.env(closed_port_url().removesuffix("/v1") + "/" if notes_url else None),

@@ -177,10 +177,13 @@ def test_a_judge_refusing_the_schema_is_asked_without_it(notes_env: dict[str, st
          "which this environment did not set for verifiers' env server: give the key itself, or set JUDGE_API_KEY"),
         ({"judge_api_key": "env:MTSAMPLES_JUDGE_API_KEY_9"}, "judge_api_key names the variable "
          "MTSAMPLES_JUDGE_API_KEY_9, which this environment did not set for verifiers' env server"),
+        ({"judge_base_url": "http://127.0.0.1:9/v1"}, "judge endpoint http://127.0.0.1:9/v1 cannot be reached "
+         "(connection refused): start the server or fix judge_base_url"),
         ({"judge_prompt": "helm_fenced"}, "judge_prompt=helm_fenced fills HELM's template, and HELM is not installed "
          "here: use judge_prompt=prefix (the default) or ours"),
     ],
-    ids=["helm-only argument", "typo", "list length", "another variable", "unset handoff", "helm template"],
+    ids=["helm-only argument", "typo", "list length", "another variable", "unset handoff", "judge unreachable",
+         "helm template"],
 )  # fmt: skip
 def test_a_wrong_argument_is_one_line_naming_it_and_the_fix(
     notes_env: dict[str, str], args: dict[str, Any], line: str

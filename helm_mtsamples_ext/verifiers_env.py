@@ -130,17 +130,20 @@ def _dereference(value: KeyArgument, environ: Mapping[str, str]) -> str | list[s
     return one(value) if value is None or isinstance(value, str) else [one(item) for item in value]
 
 
+_HANDED_OFF: dict[str, str] = {}
+"""Each key this process handed off, by the variable holding it: one variable per key for the process's life, so a
+second environment loaded with another key never overwrites the first's before its env server starts."""
+
+
 def _references(value: KeyArgument) -> str | list[str | None] | None:
     """``judge_api_key`` with each key moved into a ``KEY_HANDOFF`` variable of this process and named by it."""
-    named: dict[str, str] = {}
 
     def one(key: str | None) -> str | None:
         if not key or key.startswith(KEY_REFERENCE):
             return key
-        if key not in named:
-            named[key] = f"{KEY_HANDOFF}{len(named) + 1}"
-            os.environ[named[key]] = key
-        return f"{KEY_REFERENCE}{named[key]}"
+        name = _HANDED_OFF.setdefault(key, f"{KEY_HANDOFF}{len(_HANDED_OFF) + 1}")
+        os.environ[name] = key
+        return f"{KEY_REFERENCE}{name}"
 
     return one(value) if value is None or isinstance(value, str) else [one(item) for item in value]
 

@@ -8,6 +8,7 @@ import importlib.util
 import json
 import logging
 import math
+import os
 import shlex
 import subprocess
 import sys
@@ -296,3 +297,23 @@ def test_a_judge_echoing_its_key_never_gets_it_kept_or_logged(
         assert feedback["scores"] == {d: s for d, s in given.items() if d != "clarity"}, "the key is no score"
     else:
         assert feedback["score"] is None and feedback["error"], "no score the judge did not give"
+
+
+def test_environments_loaded_with_different_keys_each_keep_their_own(notes_env: dict[str, str]) -> None:
+    """Each key given as ``judge_api_key`` waits in a variable of its own for verifiers' env server, which loads the
+    environment again from the kept arguments: a second environment never takes the first one's variable."""
+    keys = ["first-key-0123456789", "second-key-0123456789"]
+    with JudgeServer({"ja": "steady"}) as judges:
+        loaded = [
+            vf.load_environment(ENV_ID, judge_model="ja", judge_base_url=judges.base_url, judge_api_key=key)
+            for key in keys
+        ]
+        refs = [env.env_args["judge_api_key"] for env in loaded]
+        try:
+            assert all(ref.startswith("env:") for ref in refs) and refs[0] != refs[1]
+            assert [os.environ[ref.removeprefix("env:")] for ref in refs] == keys
+            again = vf.load_environment(ENV_ID, **loaded[0].env_args)  # as the env server loads it
+            assert again.env_args["judge_api_key"] == refs[0]
+        finally:
+            for ref in refs:
+                os.environ.pop(ref.removeprefix("env:"), None)

@@ -19,7 +19,6 @@ scope: Inspect's backoff would overshoot it); a turn given up there is named by 
 from __future__ import annotations
 
 import math
-import re
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -49,6 +48,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
 )
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.secrets import mask
+from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, names_format
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
 from helm_mtsamples_ext.judges.settings import CallSettings
@@ -59,8 +59,6 @@ __all__ = ["GaveUp", "JudgeCall", "failure_of", "judge_note", "origin", "shape_f
 REPAIR_TURNS = CallSettings.repair_turns
 JUDGE_MAX_TOKENS = CallSettings.max_tokens
 """As HELM's path (judges/settings.py): the same budget and repair turns, written once there."""
-FALLBACK_ORDER = ("json_schema", "json_object", "off")
-_NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.IGNORECASE)
 _FINISH = {"max_tokens": "length", "content_filter": "content_filter"}
 """Inspect's stop reasons in the OpenAI words read_reply knows (a reply cut short is a failure, never read);
 ``model_length`` is a prompt over the judge's context, named apart as on HELM's path."""
@@ -81,11 +79,22 @@ class GaveUp(Exception):
         self.last = last
 
 
-def _noting_retries(model: Model) -> Model:
-    """``model``, its ``before_retry`` hook (Inspect calls it with each error it is about to retry) also noting the
-    error for the current turn. Once per model: Inspect hands back the same memoized model on every call."""
-    if not getattr(model, "_notes_retries", False):
-        before = model.before_retry
+_FALLBACK: ContextVar[bool] = ContextVar("_FALLBACK", default=False)
+"""Whether the current turn has another structured-output form left to try."""
+
+
+def _names_format(error: BaseException) -> bool:
+    """A refusal of the request's structured-output form, in the server's own words."""
+    return names_format(str(origin(error)))
+
+
+def _hooked(model: Model) -> Model:
+    """``model`` with two of Inspect's retry hooks taken over for this instance (Inspect reads them from the
+    instance at each call): ``before_retry`` also notes each error it is about to retry, for the current turn;
+    ``should_retry`` declines a refusal naming the format while another form is left (llama-cpp-python answers a
+    json_schema with HTTP 500, which Inspect would retry, backing off, until ``judge_max_wait``). Once per model."""
+    if not getattr(model, "_hooked", False):
+        before, should = model.before_retry, model.should_retry
 
         async def noting(ex: BaseException) -> None:
             retried = _RETRIED.get()
@@ -93,7 +102,12 @@ def _noting_retries(model: Model) -> Model:
                 retried.append(ex)
             await before(ex)
 
-        model.__dict__.update(before_retry=noting, _notes_retries=True)  # this instance's hook, not the class's
+        def unless_format(ex: BaseException) -> Any:
+            if _FALLBACK.get() and _names_format(ex):
+                return False
+            return should(ex)
+
+        model.__dict__.update(before_retry=noting, should_retry=unless_format, _hooked=True)
     return model
 
 
@@ -141,14 +155,17 @@ class JudgeCall:
         while True:
             index = self._mode.get(name, 0)
             mode = self.modes[index]
+            fallback = name not in self._worked and index + 1 < len(self.modes)
+            token = _FALLBACK.set(fallback)
             try:
                 output = await self._bounded(model, messages, self.config(mode, max_tokens))
             except Exception as e:
-                said = str(origin(e))  # the server's words, not the request Inspect's error repeats
-                if name not in self._worked and index + 1 < len(self.modes) and _NAMES_FORMAT.search(said):
+                if fallback and _names_format(e):  # the server's words, not the request Inspect's error repeats
                     self._mode[name] = index + 1
                     continue
                 raise
+            finally:
+                _FALLBACK.reset(token)
             self._worked.add(name)
             return output, mode
 
@@ -159,7 +176,7 @@ class JudgeCall:
         token = _RETRIED.set(retried)
         try:
             with anyio.move_on_after(self.max_wait):
-                return await _noting_retries(model).generate(messages, config=config)
+                return await _hooked(model).generate(messages, config=config)
         finally:
             _RETRIED.reset(token)
         raise GaveUp(retried[-1] if retried else None)  # only a cancelled scope gets here

@@ -169,6 +169,7 @@ def _models(judges: list[str], urls: list[str], secrets: tuple[str, ...]) -> dic
             api_key=key,
             memoize=False,
             http_client=masking_client(secrets),
+            max_retries=0,  # the SDK's own retries would repeat each of Inspect's attempts unseen (2 more by default)
         )
         for m, u in pairs
     }

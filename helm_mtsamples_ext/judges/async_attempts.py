@@ -104,9 +104,11 @@ async def attempt(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     name: str = "?",
+    final_if: Callable[[str], bool] | None = None,
 ) -> Any:
     """``create()``'s reply, retried through what waiting fixes within ``budget``; a ``Failure`` when none came.
-    Each wait is one warning line naming the judge (``name``), as on HELM's path."""
+    Each wait is one warning line naming the judge (``name``), as on HELM's path. An error whose words
+    ``final_if`` accepts is not retried (a refusal of the request's format: the caller asks in another)."""
     timeouts, retries, repeats = 0, 0, 0
     last: tuple[int | None, str] | None = None
     while True:
@@ -115,7 +117,7 @@ async def attempt(
         except Exception as error:  # every fault is a named failure or a retry, never a crash
             fault = error
         kind, status, failure = kind_of(fault), status_of(fault), failure_of(fault, scrub)
-        if kind == "final":
+        if kind == "final" or (final_if is not None and status is not None and final_if(str(fault))):
             return Failure(failure, status)
         timeouts += kind == "timeout"
         if kind == "timeout" and timeouts > budget.timeout_retries:

@@ -1,14 +1,14 @@
 """One judge call over an OpenAI-compatible async client, for the doors that have no HELM (a verifiers rubric).
 
 Why not ``call.py``: that path goes through HELM's clients and cache. This one keeps its rules that decide what a
-reply counts for, and nothing else: the verdict schema first (``json_schema``, as HELM's ``OpenAIClient`` sends
-it), then no ``response_format`` when the server refuses the format; each reply read by ``reply/reading.py``; a
-reply without a verdict that counts gets a repair turn (the reply, then "answer with only the JSON object"), at
-most ``repair_turns``, stopping when the same bad reply comes back; a reply cut at ``max_tokens`` gets twice as
-many. Each request is retried by ``async_attempts.py`` (``judge_timeout`` per exchange, ``judge_max_wait`` for the
-whole judgment, repair turns included); the client's own retries are off (``max_retries=0``). A failure is a
-named reason, never a score. The client is duck-typed (``client.chat.completions.create``), so this module
-imports no SDK.
+reply counts for, and nothing else: the forms of ``format_order.py`` (the verdict schema as ``json_schema``, as
+HELM's ``OpenAIClient`` sends it; llama.cpp's ``json_object``; none), the next asked at once when the server
+refuses one; each reply read by ``reply/reading.py``; a reply without a verdict that counts gets a repair turn (the
+reply, then "answer with only the JSON object"), at most ``repair_turns``, stopping when the same bad reply comes
+back; a reply cut at ``max_tokens`` gets twice as many. Each request is retried by ``async_attempts.py``
+(``judge_timeout`` per exchange, ``judge_max_wait`` for the whole judgment, repair turns included); the client's
+own retries are off (``max_retries=0``). A failure is a named reason, never a score. The client is duck-typed
+(``client.chat.completions.create``), so this module imports no SDK.
 """
 
 from __future__ import annotations
@@ -22,20 +22,19 @@ from typing import Any
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
+from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FORMAT_SUSPECT_STATUS, names_format
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema, verdict_schema
 from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings
 from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
-FORMAT_SUSPECT_STATUS = (400, 415, 422, 500, 501)
-"""How servers refuse a response_format they do not know (``formats.FORMAT_SUSPECT_STATUS``)."""
 MODES = {
-    "auto": ("json_schema", "off"),
+    "auto": FALLBACK_ORDER,
     "json_schema": ("json_schema",),
     "json_object": ("json_object",),
     "off": ("off",),
 }
-"""The formats a ``judge_structured`` setting tries, best first (``auto``: the schema, then none)."""
+"""The formats a ``judge_structured`` setting tries, best first (``auto``: the schema, llama.cpp's form, none)."""
 
 
 def format_body(mode: str, explanation_cap: int | None) -> dict[str, Any] | None:
@@ -97,9 +96,10 @@ class AsyncJudge:
             if body is not None:
                 request["response_format"] = body
             create = partial(self.client.chat.completions.create, **request)
-            completion = await attempt(create, budget, self.scrub, self.clock, name=self.model)
+            last = i == len(self._modes) - 1
+            refusal = None if body is None or last else names_format  # not retried: the next form is asked at once
+            completion = await attempt(create, budget, self.scrub, self.clock, name=self.model, final_if=refusal)
             if isinstance(completion, Failure):  # the retries are over: a named failure, never a crash
-                last = i == len(self._modes) - 1
                 if body is not None and completion.status in FORMAT_SUSPECT_STATUS and not last:
                     continue
                 return Exchange(failure=self.scrub(completion.text), mode=mode)
@@ -130,4 +130,4 @@ def _read(completion: Any, mode: str) -> Exchange:
     return replace(counted, text=text, finish=choices[0].get("finish_reason"))
 
 
-__all__ = ["AsyncCallSettings", "AsyncJudge", "FORMAT_SUSPECT_STATUS", "MODES", "format_body"]
+__all__ = ["AsyncCallSettings", "AsyncJudge", "MODES", "format_body"]

@@ -18,7 +18,6 @@ A prompt too long for the judge's context is never evidence (call.py checks it f
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,15 +27,13 @@ from typing import Any
 from helm.common.response_format import ResponseFormat
 
 from helm_mtsamples_ext.common.choices import STRUCTURED_MODES
+from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER as FALLBACK_ORDER
+from helm_mtsamples_ext.judges.format_order import FORMAT_SUSPECT_STATUS as FORMAT_SUSPECT_STATUS
+from helm_mtsamples_ext.judges.format_order import names_format
 
 # The schema lives in a HELM-free module for the doors without HELM; named here too, as HELM's path always has.
 from helm_mtsamples_ext.judges.reply.verdict_schema import VERDICT_SCHEMA as VERDICT_SCHEMA
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
-
-FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")
-FORMAT_SUSPECT_STATUS = (400, 415, 422, 500, 501)
-"""How servers refuse a response_format they do not know."""
-_NAMES_FORMAT = re.compile(r"response_format|json_schema|json_object|schema", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,7 @@ class FormatMemory:
                 return False
             if self.current == mode:
                 self.refused_prompts.add(hash(prompt))
-                if _NAMES_FORMAT.search(error) or len(self.refused_prompts) >= 2:
+                if names_format(error) or len(self.refused_prompts) >= 2:
                     if self.index + 1 < len(self.modes):
                         self.index += 1
                         self.refused_prompts.clear()

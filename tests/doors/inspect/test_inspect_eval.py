@@ -212,6 +212,20 @@ def test_a_judge_refusing_response_formats_is_asked_without_one(
         assert tried == order[len(order) - len(tried) :]  # from where the judge's memory stood, down to none
 
 
+def test_a_judge_refusing_the_schema_with_a_500_is_asked_in_the_next_form_without_retrying(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """llama-cpp-python's server (the README's key-free judge) answers a json_schema response_format with HTTP 500
+    (pydantic's literal_error). Inspect retries a 500, with a backoff that doubles up to ``judge_max_wait``; a
+    refusal naming the format, with another form left to try, goes to the next form at once instead."""
+    done, log, judges = inspect_eval(synthetic_notes, tmp_path, {"a": "schema_refuser"}, "-T", "judge_max_wait=60")
+    assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
+    assert all(not (panel_score(s).metadata or {})["failures"] for s in log.samples)
+    for prompt in {r.prompt for r in judges.requests}:  # notes judged at once may each meet the refusal, once
+        tried = [r.response_format for r in judges.requests if r.prompt == prompt]
+        assert tried in (["json_schema", "json_object"], ["json_object"]), tried
+
+
 def test_a_judge_url_that_could_carry_a_key_is_refused_before_any_log_holds_it(
     synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:

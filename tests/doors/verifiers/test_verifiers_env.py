@@ -158,10 +158,19 @@ def test_a_judge_that_times_out_is_excluded_with_its_reason(notes_env: dict[str,
     assert outputs[0]["reward"] == pytest.approx(judge_reward(judges.scores_for("ja", judge_prompt(outputs[0]))))
 
 
-def test_a_judge_refusing_the_schema_is_asked_without_it(notes_env: dict[str, str]) -> None:
-    outputs, judges, _ = evaluate({"jf": "format_refuser"}, n=1)
+@pytest.mark.parametrize(
+    ("behaviour", "tried"),
+    [("format_refuser", ["json_schema", "json_object", None]), ("schema_refuser", ["json_schema", "json_object"])],
+    ids=["400 to any format", "llama-cpp-python's 500 to json_schema"],
+)
+def test_a_judge_refusing_the_schema_is_asked_in_the_next_form_at_once(
+    notes_env: dict[str, str], behaviour: str, tried: list[str | None]
+) -> None:
+    """A refusal naming the format, even as a 500 (llama-cpp-python, the README's key-free judge), is not retried:
+    the next form is asked at once."""
+    outputs, judges, _ = evaluate({"jf": behaviour}, n=1, judge_max_wait=60)
     assert not math.isnan(outputs[0]["reward"])
-    assert [r.response_format for r in judges.requests] == ["json_schema", None]
+    assert [r.response_format for r in judges.requests] == tried
 
 
 # verifiers wraps a load error as "Failed to load environment '<id>': <our line>" (RuntimeError), one line still.

@@ -29,7 +29,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.e2e.helm_tools import BIN, free_port, user_env, wait_until_serving
+from tests.e2e.helm_tools import BIN, user_env, wait_until_serving
+from tests.servers.loopback import free_port
 from tests.synthetic_notes import SyntheticNotes
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,9 +122,11 @@ def test_ci_runs_exactly_the_readmes_test_lines() -> None:
     venvs: dict[str, str] = {}
     doors: dict[str, str] = {}
     for line in setup:
-        found = re.fullmatch(r"python3 -m venv (\S+) && \1/bin/pip install -e '\.\[(\w+),test(,dev)?\]'", line)
+        pip = r"pip install (-c tests/constraints\.txt )?-e '\.\[(\w+),test(,dev)?\]'"
+        found = re.fullmatch(rf"python3 -m venv (\S+) && \1/bin/{pip}", line)
         assert found, line
-        (venvs if found[3] else doors)[found[1]] = found[2]
+        (venvs if found[4] else doors)[found[1]] = found[3]
+        assert bool(found[2]) == bool(found[4]), f"a HELM venv takes tests/constraints.txt, a door's does not: {line}"
     assert venvs == TEST_VENVS and doors == DOOR_VENVS
     assert tests == TEST_RUNS
     run = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]

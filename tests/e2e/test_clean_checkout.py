@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helm_tools import user_env
+from tests.servers.loopback import closed_port_url
 
 REPO = Path(__file__).resolve().parents[2]
 REAL_DATA_FILES = ["tests/test_scenario.py", "tests/data/test_notes.py"]
@@ -36,18 +36,12 @@ def clean_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return checkout
 
 
-def closed_port_url() -> str:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{free.getsockname()[1]}/notes/"
-
-
 def run_pytest(checkout: Path, **env: str) -> tuple[int, str]:
     base = {k: v for k, v in user_env().items() if k not in ("CI", "PYTHONPATH")}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *REAL_DATA_FILES],
         cwd=checkout,
-        env={**base, "PYTHONPATH": str(checkout), "MTSAMPLES_PROCEDURES_BASE_URL": closed_port_url(), **env},
+        env={**base, "PYTHONPATH": str(checkout), "MTSAMPLES_PROCEDURES_BASE_URL": closed_port_url("/notes/"), **env},
         capture_output=True,
         text=True,
         timeout=600,

@@ -7,7 +7,6 @@ client; the model under test is HELM's offline simple/model1; the notes (synthet
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from tests.e2e.helm_tools import BIN, P, files_containing, helm_tool, request_states, run_dir, stat, user_env
 from tests.servers.judge import Behaviour, JudgeServer
+from tests.servers.loopback import closed_port_url
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import LONG_INPUT_WORDS, OBGYN, SyntheticNotes
 
@@ -161,12 +161,6 @@ def test_judges_that_do_not_read_the_answer_leave_every_note_unjudged_and_a_read
 # ---------------------------------------------------------------- faults of real servers, each with its bound
 
 KEY = "sk-echoed-by-the-gateway-9f8e7d6c"
-
-
-def closed_port_url(path: str = "/v1") -> str:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{free.getsockname()[1]}{path}"
 
 
 def last_line(output: str) -> str:

@@ -26,7 +26,6 @@ from tests.e2e.helm_tools import (
     SECRET,
     P,
     files_containing,
-    free_port,
     helm_tool,
     request_states,
     require_chromium,
@@ -37,6 +36,7 @@ from tests.e2e.helm_tools import (
 )
 from tests.report.review_page import page_data
 from tests.servers.judge import Behaviour, JudgeServer
+from tests.servers.loopback import free_port
 from tests.servers.mirror import NoteMirror
 from tests.synthetic_notes import SyntheticNotes
 

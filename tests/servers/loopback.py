@@ -7,6 +7,7 @@ in one was missed in another. Each server keeps its own handler and state; this 
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -83,3 +84,15 @@ class Loopback:
             server.server_close()
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=5)
+
+
+def free_port() -> int:
+    """A loopback port free a moment ago: bound, then let go (a tool under test binds it by number)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def closed_port_url(path: str = "/v1") -> str:
+    """A loopback URL nothing listens on, for the tests of an endpoint out of reach."""
+    return f"http://127.0.0.1:{free_port()}{path}"

@@ -10,7 +10,6 @@ import math
 import re
 import selectors
 import shutil
-import socket
 import subprocess
 import time
 import zipfile
@@ -32,6 +31,7 @@ from tests import golden
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.doors.inspect.eval_command import INSPECT, eval_command, eval_env
 from tests.servers.judge import JudgeServer
+from tests.servers.loopback import free_port
 from tests.servers.model import ModelServer
 from tests.synthetic_notes import SyntheticNotes
 
@@ -224,9 +224,7 @@ def test_inspect_view_shows_each_judges_scores_and_failure_in_chromium(run: Gold
     logs = tmp_path / "logs"
     logs.mkdir()
     shutil.copy(run.log_file, logs / run.log_file.name)
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = free_port()
     name, sample = next((n, s) for n, s in by_note(run).items() if len(metadata(s)["failures"]) == 1)
     ((failed, failure),) = metadata(sample)["failures"].items()
     (scored,) = [j for j in golden.JUDGES if j != failed]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 import subprocess
 import sys
 import zipfile
@@ -33,6 +32,7 @@ from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.scoring.reward import score_note
 from tests.doors.inspect.eval_command import eval_command, eval_env
 from tests.servers.judge import Behaviour, JudgeServer, hashed_scores
+from tests.servers.loopback import closed_port_url
 from tests.servers.model import ModelServer, default_answer
 from tests.synthetic_notes import SyntheticNotes, notes_in
 
@@ -241,13 +241,6 @@ def test_a_judge_url_that_could_carry_a_key_is_refused_before_any_log_holds_it(
     assert done.returncode != 0
     assert "judge_base_url must not carry user:password@" in done.stderr and "hunter2" not in done.stderr
     assert not list((tmp_path / "logs").glob("*.eval"))
-
-
-def closed_port_url() -> str:
-    """A loopback URL nothing listens on: the port was bound, then let go."""
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{free.getsockname()[1]}/v1"
 
 
 GONE_WAIT = 8.0

@@ -41,14 +41,16 @@ from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
-from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, install_log_scrubber, reachable_keys, refused_key_line
+from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, install_log_scrubber, reachable_keys
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.inspect_wire import masking_client
 from helm_mtsamples_ext.judges.async_panel import judge_panel
+from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys
 from helm_mtsamples_ext.judges.reachability import check_endpoint
+from helm_mtsamples_ext.judges.urls import normalise_base_url
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
 
@@ -154,19 +156,25 @@ def bootstrap_ci(resamples: int = 2000, seed: int = 0) -> Metric:
     return compute
 
 
+def _endpoint_keys(urls: list[str]) -> dict[str, EndpointKey]:
+    """Each judge URL's key, by normalised URL, by HELM's path's rule (judges/endpoint_keys.py): the environment
+    only, since Inspect reads no credentials.conf."""
+    return resolve_endpoint_keys(enumerate(urls, 1), {}, os.environ)
+
+
 def _models(judges: list[str], urls: list[str], secrets: tuple[str, ...]) -> dict[str, Model]:
     """Each judge as an Inspect model; one served at ``judge_base_url`` behind a client masking ``secrets`` in what
     its server sends back (inspect_wire.py). Not memoized by Inspect: its cache key leaves the client out, and a
     model reused from another eval could hold a client that was closed and rebuilt without the mask."""
-    key = os.environ.get("JUDGE_API_KEY") or PLACEHOLDER_KEY
     if not urls:
         return {name.split("/")[-1]: get_model(name) for name in judges}
+    keys = _endpoint_keys(urls)
     pairs = zip(judges, urls if len(urls) > 1 else urls * len(judges), strict=True)
     return {
         m: get_model(
             f"openai-api/{JUDGE_SERVICE}/{m}",
             base_url=u,
-            api_key=key,
+            api_key=keys[normalise_base_url(u)].key,
             memoize=False,
             http_client=masking_client(secrets),
             max_retries=0,  # the SDK's own retries would repeat each of Inspect's attempts unseen (2 more by default)
@@ -207,8 +215,7 @@ def panel_scorer(
 ) -> Scorer:
     """Our panel's reward for one note: every judge asked at once, each verdict read by our rules."""
     secrets = reachable_keys({}, os.environ)
-    line = refused_key_line("JUDGE_API_KEY", os.environ.get("JUDGE_API_KEY") or PLACEHOLDER_KEY)
-    if line:
+    for line in refused_keys(_endpoint_keys(judge_base_url).values()):
         hwarn(line)
     install_log_scrubber(secrets)
     call = JudgeCall(judge_structured, explanation_cap, judge_timeout, judge_max_wait, secrets)
@@ -275,7 +282,8 @@ def mtsamples_procedures(
     """MTSamples Procedures: write the treatment plan for an operative note, judged by an LLM panel.
 
     ``judges``: Inspect model names (``openai/gpt-4o-mini``), or, with ``judge_base_url`` (one URL, or one per
-    judge joined by ``+``), the names an OpenAI-compatible server serves (key: ``JUDGE_API_KEY``, else none).
+    judge joined by ``+``), the names an OpenAI-compatible server serves (the n-th URL's key: ``JUDGE_API_KEY_<n>``,
+    else ``JUDGE_API_KEY``, else none, as on HELM's path).
     The other arguments are the run entry's (README, Run-entry arguments)."""
     try:
         return _task(
@@ -332,8 +340,8 @@ def _task(
         raise ValueError(f"judges must name different judges joined by '+', got {args.judges!r}")
     if len(urls) > 1 and len(urls) != len(panel):
         raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(panel)} judges: give one, or one each")
-    for url in dict.fromkeys(urls):  # before the model under test is asked anything, as HELM's path checks
-        problem = check_endpoint(url, os.environ.get("JUDGE_API_KEY") or None)
+    for endpoint in _endpoint_keys(urls).values():  # before the model under test is asked anything, as HELM's path
+        problem = check_endpoint(endpoint.base_url, None if endpoint.key == PLACEHOLDER_KEY else endpoint.key)
         if problem is not None:
             raise ValueError(problem)
     size = EvalSize()

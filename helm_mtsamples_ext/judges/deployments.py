@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from helm_mtsamples_ext.common.panel import JudgeSpec, JudgeTarget
 from helm_mtsamples_ext.helm_host.model_check import hosted_key_hint
+from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, key_settings
 from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
-from helm_mtsamples_ext.judges.keys import EndpointKey, key_settings
 from helm_mtsamples_ext.judges.urls import normalise_base_url
 
 

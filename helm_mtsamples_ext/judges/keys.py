@@ -1,11 +1,9 @@
-"""The panel's endpoint keys, found and handed to HELM; every key this process could send, for masking.
+"""The panel's endpoint keys handed to HELM; every key this process could send, for masking.
 
-Why here and not in the annotator: where a key comes from and that it is masked in all we keep are the judges
-wing's rules; the annotator only asks for the keys of its panel. Each endpoint has its own key, found in this
-order: env ``JUDGE_API_KEY_<n>`` (n = the endpoint's position in ``judge_base_url``, from 1), the
-credentials.conf map ``judgeApiKeys: {"<base url>": "<key>"}``, env ``JUDGE_API_KEY`` or credentials
-``judgeApiKey`` (shared by all endpoints), else none (``EMPTY``, for keyless local servers). Each is handed to
-HELM the way HELM expects keys: the credential ``<host organization>ApiKey`` of the annotator's AutoClient.
+Why here and not in the annotator: that a key is masked in all we keep is the judges wing's rule; the annotator
+only asks for the keys of its panel. Where each key comes from is endpoint_keys.py's rule, shared with the doors
+that run without HELM. Each is handed to HELM the way HELM expects keys: the credential
+``<host organization>ApiKey`` of the annotator's AutoClient.
 """
 
 from __future__ import annotations
@@ -20,66 +18,12 @@ from helm.common.hierarchical_logger import hwarn
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.secrets import (
-    PLACEHOLDER_KEY,
     install_log_scrubber,
-    is_key,
     reachable_keys,
-    refused_key_line,
 )
+from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys, secrets_of
 from helm_mtsamples_ext.judges.endpoints import endpoint_host
 from helm_mtsamples_ext.judges.urls import normalise_base_url
-
-API_KEY_ENV = "JUDGE_API_KEY"
-API_KEY_CREDENTIAL = "judgeApiKey"
-API_KEYS_CREDENTIAL = "judgeApiKeys"
-
-
-def key_settings(position: int, base_url: str) -> str:
-    """Where a user sets the key of the endpoint at ``position`` (1-based), for error messages."""
-    return (
-        f'{API_KEY_ENV}_{position}, {API_KEYS_CREDENTIAL}["{normalise_base_url(base_url)}"] in credentials.conf, '
-        f"or {API_KEY_ENV} / {API_KEY_CREDENTIAL} for every endpoint"
-    )
-
-
-@dataclass(frozen=True)
-class EndpointKey:
-    base_url: str
-    position: int  # 1-based position in judge_base_url
-    key: str
-    source: str  # which setting it came from (never the key itself)
-
-
-def resolve_endpoint_keys(
-    endpoints: Iterable[tuple[int, str]],
-    credentials: Mapping[str, Any],
-    environ: Mapping[str, str] | None = None,
-) -> dict[str, EndpointKey]:
-    """The key of each endpoint, by normalised base URL; ``endpoints`` are (position, base_url) pairs.
-
-    A URL listed at several positions takes the key of its first position."""
-    env = os.environ if environ is None else environ
-    by_url_raw = credentials.get(API_KEYS_CREDENTIAL, None) or {}  # pyhocon raises without a default
-    # pyhocon keeps the quotes of a quoted key that holds a dot ("http://host/v1" stays quoted).
-    by_url = {normalise_base_url(str(u).strip('"')): str(k) for u, k in dict(by_url_raw).items()} if by_url_raw else {}
-    shared_env, shared_cred = env.get(API_KEY_ENV), credentials.get(API_KEY_CREDENTIAL, None)
-    keys: dict[str, EndpointKey] = {}
-    for position, base_url in sorted(endpoints):
-        url = normalise_base_url(base_url)
-        if url in keys:
-            continue
-        numbered = f"{API_KEY_ENV}_{position}"
-        if env.get(numbered):
-            keys[url] = EndpointKey(url, position, env[numbered], numbered)
-        elif by_url.get(url):
-            keys[url] = EndpointKey(url, position, by_url[url], f"{API_KEYS_CREDENTIAL}[{url!r}]")
-        elif shared_env:
-            keys[url] = EndpointKey(url, position, shared_env, API_KEY_ENV)
-        elif shared_cred:
-            keys[url] = EndpointKey(url, position, str(shared_cred), API_KEY_CREDENTIAL)
-        else:
-            keys[url] = EndpointKey(url, position, PLACEHOLDER_KEY, "none (keyless)")
-    return keys
 
 
 def credentials_with_keys(credentials: Mapping[str, Any], keys: Iterable[EndpointKey]) -> dict[str, Any]:
@@ -88,11 +32,6 @@ def credentials_with_keys(credentials: Mapping[str, Any], keys: Iterable[Endpoin
     for endpoint in keys:
         merged[f"{endpoint_host(endpoint.base_url)}ApiKey"] = endpoint.key
     return merged
-
-
-def secrets_of(keys: Iterable[EndpointKey]) -> tuple[str, ...]:
-    """The keys worth masking (common.secrets.is_key), longest first (so a key containing another is masked whole)."""
-    return tuple(sorted({k.key for k in keys if is_key(k.key)}, key=len, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -116,12 +55,6 @@ def endpoint_positions(panel: list[JudgeSpec]) -> list[tuple[int, str]]:
             distinct.append(url)
         positions.append((judge.endpoint_index or distinct.index(url) + 1, judge.base_url))
     return positions
-
-
-def refused_keys(keys: Iterable[EndpointKey]) -> list[str]:
-    """One line per endpoint key that is no key (secrets.refused_key_line)."""
-    lines = (refused_key_line(endpoint.source, endpoint.key) for endpoint in keys)
-    return [line for line in lines if line is not None]
 
 
 def install_panel_keys(panel: list[JudgeSpec], auto_client: AutoClient) -> PanelKeys:

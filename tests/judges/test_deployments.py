@@ -7,8 +7,8 @@ from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DE
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.judges.deployments import judge_target
+from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey
 from helm_mtsamples_ext.judges.endpoints import endpoint_host
-from helm_mtsamples_ext.judges.keys import EndpointKey
 
 pytestmark = pytest.mark.helm
 

@@ -16,8 +16,8 @@ from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
 from helm_mtsamples_ext.judges.call import JudgeCaller
+from helm_mtsamples_ext.judges.endpoint_keys import key_settings
 from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
-from helm_mtsamples_ext.judges.keys import key_settings
 from helm_mtsamples_ext.judges.pace import PACE_FACTOR, Pace
 from helm_mtsamples_ext.judges.settings import CallSettings
 from tests.servers.judge import Behaviour, JudgeServer

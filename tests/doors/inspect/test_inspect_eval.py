@@ -346,6 +346,36 @@ def test_a_judge_echoing_its_key_never_gets_it_into_the_log_or_the_output(
         assert all(recorded[j]["status"] == "failed" for j in ("e401", "e500", "e200"))
 
 
+def test_each_judge_endpoint_takes_its_own_numbered_key_as_on_helms_path(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """``JUDGE_API_KEY_<n>`` for the n-th ``judge_base_url``, the rule of HELM's path: two servers that each take
+    only their own key judge every note, each saw only its key, and neither key is in a file the eval wrote."""
+    keys = ("sk-first-endpoint-0123456789", "sk-second-endpoint-9876543210")
+    with (
+        synthetic_notes.mirror() as mirror,
+        ModelServer(default_answer) as model,
+        JudgeServer({"a": "steady"}, api_key=keys[0]) as first,
+        JudgeServer({"b": "steady"}, api_key=keys[1]) as second,
+    ):
+        env = eval_env(mirror.env, tmp_path, model.base_url) | {"JUDGE_API_KEY_1": keys[0], "JUDGE_API_KEY_2": keys[1]}
+        command = eval_command(
+            tmp_path, "--limit", "2", "-T", "judges=a+b", "-T", f"judge_base_url={first.base_url}+{second.base_url}"
+        )
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    (log_file,) = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.status == "success" and log.samples and len(log.samples) == 2, done.stderr[-3000:]
+    assert {r.authorization for r in first.requests} == {f"Bearer {keys[0]}"}
+    assert {r.authorization for r in second.requests} == {f"Bearer {keys[1]}"}
+    for sample in log.samples:
+        recorded = (panel_score(sample).metadata or {})["judges"]
+        assert all(recorded[j][d]["score"] is not None for j in ("a", "b") for d in DIMENSIONS), recorded
+    for key in keys:
+        assert [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in _unpacked(p)] == []
+        assert key not in done.stdout + done.stderr
+
+
 def _unpacked(path: Path) -> bytes:
     """The file's bytes, and each member's for a zip (an Inspect ``.eval`` log is one, its members compressed)."""
     raw = path.read_bytes()

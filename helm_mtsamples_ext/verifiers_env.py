@@ -257,7 +257,7 @@ def load_environment(
         line = refused_key_line(f"judge {judge.name}'s key", judge.api_key or "")
         if line:
             hwarn(line)
-    for url, key in {j.base_url: j.api_key for j in judges if j.base_url}.items():  # before any rollout
+    for url, key in dict.fromkeys((j.base_url, j.api_key) for j in judges if j.base_url):  # before any rollout
         problem = check_endpoint(url, key)
         if problem is not None:
             raise ValueError(problem)

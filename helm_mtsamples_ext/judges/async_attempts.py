@@ -7,8 +7,12 @@ path: ``judge_timeout`` bounds each exchange whole (a reply dripping in is cut a
 ``timeout_retries`` times; a 429 (its Retry-After honoured), a 5xx, a 408/409 and a connection error are retried
 with backoff until the judgment's deadline (``judge_max_wait`` from its start), and a wait that would end past it
 is not begun; the same server error ``repeat_limit`` times in a row ends the request; any other error ends it at
-once. The client is made with ``max_retries=0``. Duck-typed, so no SDK is imported: an error is read by its class
-names and ``status_code``. Each failure begins with its kind (common/failure_kinds.py).
+once. With a ``Breaker`` (throttle.py, HELM's path's), a judge that left ``threshold`` prompts in a row unanswered
+(timeouts, lost connections, server errors to the end) fails its next calls at once until one probe gets through,
+so a judge that died mid-run costs seconds per note, not ``judge_max_wait``; a timeout while the judge answered
+other calls is its load, never counted. The client is made with ``max_retries=0``. Duck-typed, so no SDK is
+imported: an error is read by its class names and ``status_code``. Each failure begins with its kind
+(common/failure_kinds.py).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
 )
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.judges.throttle import backoff, parse_retry_after
+from helm_mtsamples_ext.judges.throttle import Breaker, backoff, parse_retry_after
 
 RETRIED_STATUS = (408, 409)
 """Client-error statuses that waiting can fix (the SDK retries them too); 429 and 5xx besides."""
@@ -97,6 +101,51 @@ def _retry_after(error: BaseException) -> float | None:
     return parse_retry_after(dict(headers)) if headers is not None else None
 
 
+@dataclass
+class _Health:
+    """What one request tells its judge's breaker, as HELM's path tells it (attempts.py)."""
+
+    breaker: Breaker | None
+    prompt: str | None
+
+    def __post_init__(self) -> None:
+        self.answers_before = self.breaker.answers if self.breaker else 0
+
+    def admit(self) -> str | None:
+        """None when the call may go; else the failure of a judge whose breaker is open."""
+        if self.breaker is None:
+            return None
+        admitted, last_error = self.breaker.admit()
+        return None if admitted else f"{JUDGE_UNAVAILABLE}: {last_error}"
+
+    def answered(self) -> None:
+        if self.breaker is not None:
+            self.breaker.answered()
+
+    def released(self) -> None:
+        if self.breaker is not None:
+            self.breaker.released()
+
+    def told(self, kind: str, failure: str) -> None:
+        """A fault: no reply (counted, unless the judge answered others meanwhile: its load), alive (an HTTP
+        answer), or a server error (counted only when the request ends in them, ``ended``). A call that told
+        nothing lets another be the probe, its own retry included."""
+        if self.breaker is None:
+            return
+        if kind == "connection" or (kind == "timeout" and self.breaker.answers <= self.answers_before):
+            self.breaker.unanswered(failure[:200], self.prompt)
+        elif kind in ("timeout", "server"):
+            self.breaker.released()
+        else:
+            self.breaker.answered()
+
+    def ended(self, failure: Failure) -> Failure:
+        """The request ended in server errors: the judge counts as unanswered, as on HELM's path."""
+        if self.breaker is not None:
+            self.breaker.unanswered(failure.text[:200], self.prompt)
+        return failure
+
+
 async def attempt(
     create: Callable[[], Awaitable[Any]],
     budget: Budget,
@@ -105,18 +154,32 @@ async def attempt(
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     name: str = "?",
     final_if: Callable[[str], bool] | None = None,
+    breaker: Breaker | None = None,
+    prompt: str | None = None,
 ) -> Any:
     """``create()``'s reply, retried through what waiting fixes within ``budget``; a ``Failure`` when none came.
     Each wait is one warning line naming the judge (``name``), as on HELM's path. An error whose words
-    ``final_if`` accepts is not retried (a refusal of the request's format: the caller asks in another)."""
+    ``final_if`` accepts is not retried (a refusal of the request's format: the caller asks in another).
+    ``breaker`` is the judge's, told of every exchange; ``prompt`` makes one prompt's retries count once."""
+    health = _Health(breaker, prompt)
     timeouts, retries, repeats = 0, 0, 0
     last: tuple[int | None, str] | None = None
     while True:
+        closed = health.admit()
+        if closed is not None:
+            return Failure(closed)
         try:
-            return await asyncio.wait_for(create(), budget.timeout)
+            reply = await asyncio.wait_for(create(), budget.timeout)
+        except asyncio.CancelledError:
+            health.released()
+            raise
         except Exception as error:  # every fault is a named failure or a retry, never a crash
             fault = error
+        else:
+            health.answered()
+            return reply
         kind, status, failure = kind_of(fault), status_of(fault), failure_of(fault, scrub)
+        health.told(kind, failure)
         if kind == "final" or (final_if is not None and status is not None and final_if(str(fault))):
             return Failure(failure, status)
         timeouts += kind == "timeout"
@@ -126,7 +189,7 @@ async def attempt(
             repeats = repeats + 1 if (status, failure) == last else 1
             last = (status, failure)
             if repeats >= budget.repeat_limit:
-                return Failure(f"{SERVER_ERROR_REPEATS}: {failure}", status)
+                return health.ended(Failure(f"{SERVER_ERROR_REPEATS}: {failure}", status))
         retries += 1
         asked = _retry_after(fault) if kind == "rate_limited" else None
         if asked is not None:
@@ -138,7 +201,7 @@ async def attempt(
         if clock() + wait > budget.deadline:
             if kind == "rate_limited":
                 failure = f"{GAVE_UP_WAITING} within judge_max_wait: {failure}"
-            return Failure(failure, status)
+            return health.ended(Failure(failure, status)) if kind == "server" else Failure(failure, status)
         hwarn(f"judge {name}: {failure[:160]}; retrying in {wait:.1f} s (attempt {retries + 1}, up to judge_max_wait)")
         await sleep(wait)
 

@@ -25,7 +25,8 @@ from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
 from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FORMAT_SUSPECT_STATUS, names_format
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema, verdict_schema
-from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings
+from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings, breaker_cooldown
+from helm_mtsamples_ext.judges.throttle import Breaker
 from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
 MODES = {
@@ -59,7 +60,8 @@ class AsyncCallSettings:
 
 
 class AsyncJudge:
-    """One judge of the panel behind an async OpenAI-compatible client; remembers which format its server took."""
+    """One judge of the panel behind an async OpenAI-compatible client; remembers which format its server took, and
+    whether the server still answers (its breaker, shared by all its calls, as on HELM's path)."""
 
     def __init__(
         self,
@@ -73,6 +75,7 @@ class AsyncJudge:
             raise ValueError(f"judge_structured must be one of {', '.join(MODES)}, got {settings.structured!r}")
         self.client, self.model, self.settings, self.scrub, self.clock = client, model, settings, scrub, clock
         self._modes = MODES[settings.structured]
+        self.breaker = Breaker(CallSettings.breaker_threshold, breaker_cooldown(settings.timeout), clock)
 
     async def judge(self, prompt: str, untrusted: Sequence[str] = (), **extra: object) -> JudgeEntry:
         """The judge's entry for one prompt: its verdict, or why there is none. ``untrusted`` are the prompt's texts
@@ -80,12 +83,12 @@ class AsyncJudge:
         deadline = self.clock() + self.settings.max_wait
 
         async def send(messages: Messages, max_tokens: int) -> Exchange:
-            return await self._send(messages, max_tokens, deadline)
+            return await self._send(messages, max_tokens, deadline, prompt)
 
         turns = await judge_turns(send, prompt, untrusted, self.settings.max_tokens, self.settings.repair_turns)
         return turns.entry(self.scrub, **extra)
 
-    async def _send(self, messages: Messages, max_tokens: int, deadline: float) -> Exchange:
+    async def _send(self, messages: Messages, max_tokens: int, deadline: float, prompt: str) -> Exchange:
         """One turn, in the first format the server takes; a refused format is dropped for this judge's later
         calls only once no format at all worked before it (a later 500 is the server's, not the format's)."""
         budget = Budget(self.settings.timeout, deadline)
@@ -98,7 +101,16 @@ class AsyncJudge:
             create = partial(self.client.chat.completions.create, **request)
             last = i == len(self._modes) - 1
             refusal = None if body is None or last else names_format  # not retried: the next form is asked at once
-            completion = await attempt(create, budget, self.scrub, self.clock, name=self.model, final_if=refusal)
+            completion = await attempt(
+                create,
+                budget,
+                self.scrub,
+                self.clock,
+                name=self.model,
+                final_if=refusal,
+                breaker=self.breaker,
+                prompt=prompt,
+            )
             if isinstance(completion, Failure):  # the retries are over: a named failure, never a crash
                 if body is not None and completion.status in FORMAT_SUSPECT_STATUS and not last:
                     continue

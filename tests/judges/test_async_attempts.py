@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+import pytest
 
 from helm_mtsamples_ext.common.failure_kinds import (
     CONNECTION_FAILED,
@@ -21,6 +22,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     failure_kind,
 )
 from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
+from helm_mtsamples_ext.judges.throttle import Breaker
 from tests.judges.sdk_errors import http_request, status_error
 
 REPLY = {"choices": [{"message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]}
@@ -129,3 +131,80 @@ def test_a_key_the_error_repeats_is_scrubbed() -> None:
     create: Callable[[], Awaitable[Any]] = server.create
     failed = asyncio.run(attempt(create, Budget(timeout=2.0, deadline=20.0), scrub, sleep=server.sleep))
     assert isinstance(failed, Failure) and "sk-secret-key" not in failed.text and "***" in failed.text
+
+
+@dataclass
+class Judge:
+    """One judge's server and its breaker, on the server's clock: each prompt is one ``attempt``."""
+
+    server: Server
+    breaker: Breaker = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.breaker = Breaker(threshold=3, cooldown=10.0, clock=lambda: self.server.now)
+
+    def ask(self, prompt: str, max_wait: float = 5.0) -> Any:
+        budget = Budget(timeout=2.0, deadline=self.server.now + max_wait)
+        clock, sleep = (lambda: self.server.now), self.server.sleep
+        return asyncio.run(
+            attempt(self.server.create, budget, clock=clock, sleep=sleep, breaker=self.breaker, prompt=prompt)
+        )
+
+
+def test_a_judge_that_died_fails_its_next_prompts_at_once_until_a_probe_gets_through() -> None:
+    """Three prompts in a row lost (connections refused to the end): the fourth sends nothing and fails at once as
+    the judge unavailable, naming the last error; after the cooldown one probe goes, and its reply closes it."""
+    judge = Judge(Server([connection()]))
+    for prompt in ("one", "two", "three"):
+        assert CONNECTION_FAILED in judge.ask(prompt).text  # the third's retry already meets the open breaker
+    sent = judge.server.calls
+    refused = judge.ask("four")
+    assert isinstance(refused, Failure) and judge.server.calls == sent
+    assert refused.text.startswith(f"{JUDGE_UNAVAILABLE}: {CONNECTION_FAILED}")
+    judge.server.answers.append(REPLY)  # the server is back
+    judge.server.now += 10.0
+    assert judge.ask("five") == REPLY and judge.ask("six") == REPLY
+
+
+def test_one_prompts_retries_count_once_and_an_http_answer_means_alive() -> None:
+    """A judge that answers others but never one prompt stays open to the others; a 4xx is an answer."""
+    judge = Judge(Server([connection()]))
+    assert isinstance(judge.ask("long", max_wait=20.0), Failure) and judge.server.calls > 3
+    judge.server.answers[:] = [status_error(400, body="no")]
+    judge.server.calls = 0
+    for prompt in ("a", "b", "c", "d"):
+        assert isinstance(judge.ask(prompt), Failure)
+    assert judge.server.calls == 4, "every prompt was sent: a refusal is no sign of a dead judge"
+
+
+def test_the_probe_retrying_a_server_error_is_not_refused_by_its_own_breaker() -> None:
+    judge = Judge(Server([connection()]))
+    for prompt in ("one", "two", "three"):
+        judge.ask(prompt)
+    judge.server.now += 10.0
+    judge.server.answers[:] = [status_error(503, body="warming up"), REPLY]
+    judge.server.calls = 0
+    assert judge.ask("probe") == REPLY and judge.server.calls == 2
+
+
+def test_a_cancelled_probe_lets_the_next_call_probe() -> None:
+    """A note cancelled while it was the probe (the harness stopping a rollout) must not leave the judge closed."""
+    never = asyncio.Event()
+    judge = Judge(Server([connection()]))
+    for prompt in ("one", "two", "three"):
+        judge.ask(prompt)
+    judge.server.now += 10.0
+
+    async def hang() -> None:
+        await never.wait()
+
+    async def cancelled_probe() -> None:
+        task = asyncio.create_task(attempt(hang, Budget(2.0, 1e9), breaker=judge.breaker, prompt="p"))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled_probe())
+    judge.server.answers[:] = [REPLY]
+    assert judge.ask("next") == REPLY

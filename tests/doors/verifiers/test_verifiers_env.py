@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import verifiers as vf
 
+from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNAVAILABLE
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.prompt import build_prompt
 from tests.servers.judge import Behaviour, JudgeServer
@@ -156,6 +157,20 @@ def test_a_judge_that_times_out_is_excluded_with_its_reason(notes_env: dict[str,
     feedback = {j["name"]: j for j in outputs[0]["info"]["judge_feedback"]["judges"]}
     assert (feedback["js"]["error"], feedback["js"]["score"]) == ("timed out", None)
     assert outputs[0]["reward"] == pytest.approx(judge_reward(judges.scores_for("ja", judge_prompt(outputs[0]))))
+
+
+def test_a_judge_that_died_costs_each_note_no_wait_once_three_were_lost(notes_env: dict[str, str]) -> None:
+    """A judge whose server closes every chat call (it died after answering /models): once three notes' calls to
+    it are lost, its breaker fails the rest at once as the judge unavailable, instead of each note retrying until
+    judge_max_wait; the other judge's verdicts still make every reward."""
+    n = 8
+    outputs, judges, _ = evaluate({"ja": "steady", "jh": "hangup"}, n=n, judge_max_wait=60)
+    errors = [next(j["error"] for j in o["info"]["judge_feedback"]["judges"] if j["name"] == "jh") for o in outputs]
+    assert all(CONNECTION_FAILED in e for e in errors), errors
+    assert sum(e.startswith(f"{JUDGE_UNAVAILABLE}: ") for e in errors) >= n - 3, errors
+    assert judges.counts["jh"] <= 2 * n, "without the breaker each note retries until judge_max_wait"
+    for output in outputs:
+        assert output["reward"] == pytest.approx(judge_reward(judges.scores_for("ja", judge_prompt(output))))
 
 
 @pytest.mark.parametrize(

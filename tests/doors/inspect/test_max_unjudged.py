@@ -11,7 +11,7 @@ from typing import Any, cast
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
-from helm_mtsamples_ext.inspect_task import EvalSize, max_unjudged_check
+from helm_mtsamples_ext.inspect_scorer import EvalSize, max_unjudged_check
 
 pytestmark = pytest.mark.inspect
 

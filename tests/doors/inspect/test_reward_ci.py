@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
-from helm_mtsamples_ext.inspect_task import bootstrap_ci
+from helm_mtsamples_ext.inspect_scorer import bootstrap_ci
 
 pytestmark = pytest.mark.inspect
 

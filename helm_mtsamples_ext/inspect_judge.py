@@ -7,13 +7,12 @@ verifiers door runs too, and a judge that fails counts for nothing, with its rea
 ``judge_structured``: ``auto`` sends the verdict schema as Inspect's ``ResponseSchema``, then llama.cpp's
 ``json_object`` form, then none, dropping a form only when the server's refusal names it.
 
-Failures carry the core's kinds (common/failure_kinds.py), as on HELM's path, so a judge failing the same way
-fails under the same name through every door: a reply without text (OpenAI's refusal, which Inspect turns into a
-``ContentText(refusal=True)``; a tool call; nothing) is named by ``judges.reply.shape.reply_shape`` and is never
-repaired; an exception Inspect raises once its retries are spent is "timed out", "connection failed" or "judge
-unavailable", never Inspect's or tenacity's own words. Each attempt is bounded by ``judge_timeout`` (Inspect's
-``attempt_timeout``) and a turn, its retries included, by ``judge_max_wait`` (Inspect's ``timeout``, and a cancel
-scope: Inspect's backoff would overshoot it); a turn given up there is named by the last error Inspect retried.
+Failures carry the core's kinds, named by inspect_errors.py; a reply without text is never repaired. Each attempt
+is bounded by ``judge_timeout`` (Inspect's ``attempt_timeout``) and a turn, its retries included, by
+``judge_max_wait`` (Inspect's ``timeout``, and a cancel scope: Inspect's backoff would overshoot it); a turn given
+up there is named by the last error Inspect retried. Each judge has HELM's path's breaker (judges/health.py): once
+it left three prompts in a row unanswered, Inspect's retries of its calls are declined and its next calls fail at
+once, until one probe gets through.
 """
 
 from __future__ import annotations
@@ -24,37 +23,32 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
-import openai
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageUser,
-    ContentText,
     GenerateConfig,
     Model,
     ModelOutput,
     ResponseSchema,
 )
 from inspect_ai.util import JSONSchema
-from tenacity import RetryError
 
 from helm_mtsamples_ext.common.failure_kinds import (
-    CONNECTION_FAILED,
     CONTEXT_FAILURE,
-    JUDGE_UNAVAILABLE,
     LARGER_CONTEXT,
-    TIMED_OUT,
-    http_failure,
 )
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.secrets import mask
+from helm_mtsamples_ext.inspect_errors import GaveUp, error_kind, failure_of, origin, shape_failure
 from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, names_format
-from helm_mtsamples_ext.judges.reply.shape import reply_shape
+from helm_mtsamples_ext.judges.health import JudgeHealth
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.settings import CallSettings, breaker_cooldown
+from helm_mtsamples_ext.judges.throttle import Breaker
 from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
-__all__ = ["GaveUp", "JudgeCall", "failure_of", "judge_note", "origin", "shape_failure"]
+__all__ = ["JudgeCall", "judge_note"]
 
 REPAIR_TURNS = CallSettings.repair_turns
 JUDGE_MAX_TOKENS = CallSettings.max_tokens
@@ -62,25 +56,16 @@ JUDGE_MAX_TOKENS = CallSettings.max_tokens
 _FINISH = {"max_tokens": "length", "content_filter": "content_filter"}
 """Inspect's stop reasons in the OpenAI words read_reply knows (a reply cut short is a failure, never read);
 ``model_length`` is a prompt over the judge's context, named apart as on HELM's path."""
-_TIMEOUTS = ("AttemptTimeoutError", "StreamIdleTimeoutError")
-"""Inspect's own timeouts (``inspect_ai.model._model``, not exported): an attempt past ``attempt_timeout``."""
 
 
 _RETRIED: ContextVar[list[BaseException] | None] = ContextVar("_RETRIED", default=None)
 """The errors Inspect retried in the current turn, so a turn given up at ``max_wait`` is named by its last one."""
 
 
-class GaveUp(Exception):
-    """A turn given up at ``judge_max_wait`` while Inspect was still retrying it, with the last error it retried
-    (None: the first attempt was still running)."""
-
-    def __init__(self, last: BaseException | None) -> None:
-        super().__init__(str(last) if last is not None else "no reply")
-        self.last = last
-
-
 _FALLBACK: ContextVar[bool] = ContextVar("_FALLBACK", default=False)
 """Whether the current turn has another structured-output form left to try."""
+_HEALTH: ContextVar[tuple[JudgeHealth, JudgeCall] | None] = ContextVar("_HEALTH", default=None)
+"""The current turn's judgment, told of each error Inspect retries (the judge's breaker), and its call."""
 
 
 def _names_format(error: BaseException) -> bool:
@@ -90,9 +75,10 @@ def _names_format(error: BaseException) -> bool:
 
 def _hooked(model: Model) -> Model:
     """``model`` with two of Inspect's retry hooks taken over for this instance (Inspect reads them from the
-    instance at each call): ``before_retry`` also notes each error it is about to retry, for the current turn;
-    ``should_retry`` declines a refusal naming the format while another form is left (llama-cpp-python answers a
-    json_schema with HTTP 500, which Inspect would retry, backing off, until ``judge_max_wait``). Once per model."""
+    instance at each call): ``before_retry`` also notes each error it is about to retry, for the current turn, and
+    tells the judge's breaker; ``should_retry`` declines a refusal naming the format while another form is left
+    (llama-cpp-python answers a json_schema with HTTP 500, which Inspect would retry, backing off, until
+    ``judge_max_wait``), and any retry while the judge's breaker is open. Once per model."""
     if not getattr(model, "_hooked", False):
         before, should = model.before_retry, model.should_retry
 
@@ -100,12 +86,19 @@ def _hooked(model: Model) -> Model:
             retried = _RETRIED.get()
             if retried is not None:
                 retried.append(ex)
+            judgment = _HEALTH.get()
+            if judgment is not None:
+                judgment[0].told(error_kind(ex), failure_of(ex, judgment[1]))
             await before(ex)
 
         def unless_format(ex: BaseException) -> Any:
             if _FALLBACK.get() and _names_format(ex):
                 return False
-            return should(ex)
+            retry = should(ex)
+            judgment = _HEALTH.get()
+            if retry and judgment is not None and judgment[0].admit() is not None:
+                return False  # the judge stopped answering: this call ends now, named by the breaker
+            return retry
 
         model.__dict__.update(before_retry=noting, should_retry=unless_format, _hooked=True)
     return model
@@ -122,6 +115,12 @@ class JudgeCall:
     secrets: tuple[str, ...] = ()
     _mode: dict[str, int] = field(default_factory=dict)
     _worked: set[str] = field(default_factory=set)
+    _breakers: dict[str, Breaker] = field(default_factory=dict)
+
+    def health(self, name: str, prompt: str) -> JudgeHealth:
+        """A judgment's messenger to the judge's breaker, HELM's path's (one per judge for the run)."""
+        threshold, cooldown = CallSettings.breaker_threshold, breaker_cooldown(self.timeout)
+        return JudgeHealth(self._breakers.setdefault(name, Breaker(threshold, cooldown)), prompt)
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -187,60 +186,27 @@ def _seconds(value: float) -> int:
     return max(1, math.ceil(value))
 
 
-def origin(error: BaseException) -> BaseException:
-    """The error behind what Inspect raised: tenacity's ``RetryError`` holds the last attempt's, our ``GaveUp`` the
-    last one Inspect retried, and Inspect's ``ModelGenerateError`` (whose text is the whole request, formats and
-    all) the provider's as its cause."""
-    if isinstance(error, RetryError) and error.last_attempt.failed:
-        error = error.last_attempt.exception() or error
-    if isinstance(error, GaveUp):
-        error = error.last or TimeoutError()
-    cause = error.__cause__
-    return cause if not isinstance(error, openai.OpenAIError) and isinstance(cause, openai.OpenAIError) else error
-
-
-def failure_of(error: BaseException, call: JudgeCall) -> str:
-    """The named failure for an exception Inspect raised once its retries were spent (the last attempt's, when
-    tenacity wraps it), in the core's kinds; the details scrubbed of any key."""
-    error = origin(error)
-    if isinstance(error, (TimeoutError, openai.APITimeoutError)) or type(error).__name__ in _TIMEOUTS:
-        return (
-            f"{TIMED_OUT}: no reply within judge_timeout={call.timeout:g}s per attempt, "
-            f"judge_max_wait={call.max_wait:g}s in all"
-        )
-    # another provider's error stays wrapped in Inspect's ModelGenerateError, which keeps its status and message
-    lines = str(getattr(error, "provider_message", None) or error).strip().splitlines()
-    said = call.scrub(lines[0] if lines else "")[:200]
-    if isinstance(error, openai.APIConnectionError):
-        return f"{CONNECTION_FAILED}: {said}"
-    status = getattr(error, "status_code", None)
-    return http_failure(status, said) if status else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
-
-
-def shape_failure(output: ModelOutput) -> str | None:
-    """``reply_shape``'s name for a reply without text, read from Inspect's output put back in OpenAI's shape
-    (Inspect keeps OpenAI's ``refusal`` as a ``ContentText`` marked ``refusal``), or None when it has text."""
-    if not output.choices:
-        return "no message in the reply"
-    message = output.choices[0].message
-    parts = [ContentText(text=message.content)] if isinstance(message.content, str) else message.content
-    texts = [p for p in parts if isinstance(p, ContentText)]
-    refusal = "".join(p.text for p in texts if p.refusal)
-    content = "".join(p.text for p in texts if not p.refusal)
-    said = {"content": content, "refusal": refusal or None, "tool_calls": message.tool_calls or None}
-    return reply_shape({"choices": [{"message": said}]})
-
-
 async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untrusted: tuple[str, ...]) -> JudgeEntry:
     """The judge's entry for one note: its verdict, or why there is none (judges/turns.py's repair turns, each
-    turn through Inspect)."""
+    turn through Inspect). A judge whose breaker is open fails at once, as on HELM's path."""
+    health = call.health(name, prompt)
 
     async def send(messages: Messages, max_tokens: int) -> Exchange:
         chat = [_chat_message(m) for m in messages]
+        closed = health.admit()
+        if closed is not None:
+            return Exchange(failure=closed)
+        token = _HEALTH.set((health, call))
         try:
             output, mode = await call.generate(name, model, chat, max_tokens)
         except Exception as e:  # Inspect gave up (its retries spent): the judge counts for nothing, with why
-            return Exchange(failure=failure_of(e, call))
+            return Exchange(failure=health.refused or _told(health, e, call))
+        except BaseException:  # cancelled: this call tells the breaker nothing
+            health.released()
+            raise
+        finally:
+            _HEALTH.reset(token)
+        health.answered()
         usage = output.usage
         counted = Exchange(
             mode=mode,
@@ -257,6 +223,17 @@ async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untr
 
     turns = await judge_turns(send, prompt, untrusted, JUDGE_MAX_TOKENS, REPAIR_TURNS)
     return turns.entry(call.scrub)
+
+
+def _told(health: JudgeHealth, error: BaseException, call: JudgeCall) -> str:
+    """The failure of a turn Inspect gave up, told to the judge's breaker: a judgment ending in server errors
+    counts as unanswered, as on HELM's path."""
+    failure, kind = failure_of(error, call), error_kind(error)
+    if kind == "server":
+        health.ended(failure)
+    else:
+        health.told(kind, failure)
+    return failure
 
 
 def _chat_message(message: dict[str, str]) -> ChatMessage:

@@ -32,6 +32,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     http_failure,
 )
 from helm_mtsamples_ext.common.log import hwarn
+from helm_mtsamples_ext.judges.health import JudgeHealth
 from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker, backoff, parse_retry_after
 
@@ -101,51 +102,6 @@ def _retry_after(error: BaseException) -> float | None:
     return parse_retry_after(dict(headers)) if headers is not None else None
 
 
-@dataclass
-class _Health:
-    """What one request tells its judge's breaker, as HELM's path tells it (attempts.py)."""
-
-    breaker: Breaker | None
-    prompt: str | None
-
-    def __post_init__(self) -> None:
-        self.answers_before = self.breaker.answers if self.breaker else 0
-
-    def admit(self) -> str | None:
-        """None when the call may go; else the failure of a judge whose breaker is open."""
-        if self.breaker is None:
-            return None
-        admitted, last_error = self.breaker.admit()
-        return None if admitted else f"{JUDGE_UNAVAILABLE}: {last_error}"
-
-    def answered(self) -> None:
-        if self.breaker is not None:
-            self.breaker.answered()
-
-    def released(self) -> None:
-        if self.breaker is not None:
-            self.breaker.released()
-
-    def told(self, kind: str, failure: str) -> None:
-        """A fault: no reply (counted, unless the judge answered others meanwhile: its load), alive (an HTTP
-        answer), or a server error (counted only when the request ends in them, ``ended``). A call that told
-        nothing lets another be the probe, its own retry included."""
-        if self.breaker is None:
-            return
-        if kind == "connection" or (kind == "timeout" and self.breaker.answers <= self.answers_before):
-            self.breaker.unanswered(failure[:200], self.prompt)
-        elif kind in ("timeout", "server"):
-            self.breaker.released()
-        else:
-            self.breaker.answered()
-
-    def ended(self, failure: Failure) -> Failure:
-        """The request ended in server errors: the judge counts as unanswered, as on HELM's path."""
-        if self.breaker is not None:
-            self.breaker.unanswered(failure.text[:200], self.prompt)
-        return failure
-
-
 async def attempt(
     create: Callable[[], Awaitable[Any]],
     budget: Budget,
@@ -161,7 +117,7 @@ async def attempt(
     Each wait is one warning line naming the judge (``name``), as on HELM's path. An error whose words
     ``final_if`` accepts is not retried (a refusal of the request's format: the caller asks in another).
     ``breaker`` is the judge's, told of every exchange; ``prompt`` makes one prompt's retries count once."""
-    health = _Health(breaker, prompt)
+    health = JudgeHealth(breaker, prompt)
     timeouts, retries, repeats = 0, 0, 0
     last: tuple[int | None, str] | None = None
     while True:
@@ -189,7 +145,8 @@ async def attempt(
             repeats = repeats + 1 if (status, failure) == last else 1
             last = (status, failure)
             if repeats >= budget.repeat_limit:
-                return health.ended(Failure(f"{SERVER_ERROR_REPEATS}: {failure}", status))
+                health.ended(f"{SERVER_ERROR_REPEATS}: {failure}")
+                return Failure(f"{SERVER_ERROR_REPEATS}: {failure}", status)
         retries += 1
         asked = _retry_after(fault) if kind == "rate_limited" else None
         if asked is not None:
@@ -201,7 +158,9 @@ async def attempt(
         if clock() + wait > budget.deadline:
             if kind == "rate_limited":
                 failure = f"{GAVE_UP_WAITING} within judge_max_wait: {failure}"
-            return health.ended(Failure(failure, status)) if kind == "server" else Failure(failure, status)
+            if kind == "server":
+                health.ended(failure)
+            return Failure(failure, status)
         hwarn(f"judge {name}: {failure[:160]}; retrying in {wait:.1f} s (attempt {retries + 1}, up to judge_max_wait)")
         await sleep(wait)
 

@@ -22,6 +22,7 @@ from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.failure_kinds import (
     CONNECTION_FAILED,
     CONTEXT_FAILURE,
+    JUDGE_UNAVAILABLE,
     NO_VERDICT,
     REQUEST_REFUSED,
     failure_kind,
@@ -255,7 +256,8 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
     """A failure is named as HELM's path names it (common/failure_kinds.py), never in Inspect's or tenacity's
     words: a client error, a prompt over the judge's context (Inspect turns it into a reply stopped for
     "model_length"), a tool call, an empty reply, a server that drops every chat call's connection (given up at
-    judge_max_wait while Inspect still retries it)."""
+    judge_max_wait while Inspect still retries it, or, once its breaker opened, as the judge unavailable with the
+    connection's failure, as on HELM's path)."""
     judges: dict[str, str | Behaviour] = {
         "reject": "reject",
         "small": Behaviour("context_limit", context_words=10),
@@ -272,11 +274,12 @@ def test_a_judge_failing_at_the_wire_is_named_in_the_cores_kinds(
         "small": CONTEXT_FAILURE,
         "tools": "no text",
         "empty": "empty reply",
-        "gone": CONNECTION_FAILED,
     }
     for sample in log.samples:
         failures = (panel_score(sample).metadata or {})["failures"]
+        gone = failures.pop("gone")
         assert {j: failure_kind(f) for j, f in failures.items()} == expected, failures
+        assert failure_kind(gone) in (CONNECTION_FAILED, JUDGE_UNAVAILABLE) and CONNECTION_FAILED in gone, gone
         assert failures["reject"].startswith(f"{REQUEST_REFUSED}: HTTP 400")
     assert server.count("small") == LIMIT  # no repair turn and no retry: a larger budget would not fit either
     # A client error is not the format's fault (Inspect's error text repeats the request, response_format and all)
@@ -374,6 +377,25 @@ def test_each_judge_endpoint_takes_its_own_numbered_key_as_on_helms_path(
     for key in keys:
         assert [p for p in tmp_path.rglob("*") if p.is_file() and key.encode() in _unpacked(p)] == []
         assert key not in done.stdout + done.stderr
+
+
+def test_a_judge_that_died_fails_its_next_calls_at_once_as_on_helms_path(
+    synthetic_notes: SyntheticNotes, tmp_path: Path
+) -> None:
+    """A judge whose server closes every chat call: once three notes' calls to it are lost, its breaker declines
+    the retries Inspect would make until judge_max_wait and names the judge unavailable; the steady judge's
+    verdicts still make every reward."""
+    done, log, server = inspect_eval(
+        synthetic_notes, tmp_path, {"a": "steady", "h": "hangup"}, "-T", "judge_max_wait=120"
+    )
+    assert log is not None and log.status == "success" and log.samples, done.stderr[-3000:]
+    failures = [(panel_score(s).metadata or {})["failures"]["h"] for s in log.samples]
+    assert all(CONNECTION_FAILED in f for f in failures), failures
+    assert any(failure_kind(f) == JUDGE_UNAVAILABLE for f in failures), failures
+    assert server.counts["h"] <= 2 * LIMIT, "without the breaker Inspect retries each note until judge_max_wait"
+    for sample in log.samples:
+        assert set((panel_score(sample).metadata or {})["judge_rewards"]) == {"a", "h"}
+        assert value(sample)["reward"] == (panel_score(sample).metadata or {})["judge_rewards"]["a"]
 
 
 def _unpacked(path: Path) -> bytes:

@@ -11,7 +11,8 @@ from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError
 from tenacity import Future, RetryError
 
 from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
-from helm_mtsamples_ext.inspect_judge import GaveUp, JudgeCall, failure_of, shape_failure
+from helm_mtsamples_ext.inspect_errors import GaveUp, failure_of, shape_failure
+from helm_mtsamples_ext.inspect_judge import JudgeCall
 
 pytestmark = pytest.mark.inspect
 

@@ -1,0 +1,95 @@
+"""What went wrong with a judge call through Inspect, named in the core's failure kinds.
+
+Why apart from inspect_judge.py: that module sends the turns; this one reads what Inspect raised once its
+retries were spent, or the output it gave without text, so a judge failing the same way fails under the same
+name through every door (common/failure_kinds.py): "timed out", "connection failed", "judge unavailable", an
+HTTP status, never Inspect's or tenacity's own words, and never a key the error repeats.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import openai
+from inspect_ai.model import ContentText, ModelOutput
+from tenacity import RetryError
+
+from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNAVAILABLE, TIMED_OUT, http_failure
+from helm_mtsamples_ext.judges.async_attempts import kind_of
+from helm_mtsamples_ext.judges.reply.shape import reply_shape
+
+__all__ = ["CallBounds", "GaveUp", "error_kind", "failure_of", "origin", "shape_failure"]
+
+_TIMEOUTS = ("AttemptTimeoutError", "StreamIdleTimeoutError")
+"""Inspect's own timeouts (``inspect_ai.model._model``, not exported): an attempt past ``attempt_timeout``."""
+
+
+class CallBounds(Protocol):
+    """What a failure's text names of the call: its bounds, and the keys to scrub (inspect_judge.JudgeCall)."""
+
+    timeout: float
+    max_wait: float
+
+    def scrub(self, text: str) -> str: ...
+
+
+class GaveUp(Exception):
+    """A turn given up at ``judge_max_wait`` while Inspect was still retrying it, with the last error it retried
+    (None: the first attempt was still running)."""
+
+    def __init__(self, last: BaseException | None) -> None:
+        super().__init__(str(last) if last is not None else "no reply")
+        self.last = last
+
+
+def origin(error: BaseException) -> BaseException:
+    """The error behind what Inspect raised: tenacity's ``RetryError`` holds the last attempt's, our ``GaveUp`` the
+    last one Inspect retried, and Inspect's ``ModelGenerateError`` (whose text is the whole request, formats and
+    all) the provider's as its cause."""
+    if isinstance(error, RetryError) and error.last_attempt.failed:
+        error = error.last_attempt.exception() or error
+    if isinstance(error, GaveUp):
+        error = error.last or TimeoutError()
+    cause = error.__cause__
+    return cause if not isinstance(error, openai.OpenAIError) and isinstance(cause, openai.OpenAIError) else error
+
+
+def error_kind(error: BaseException) -> str:
+    """What waiting can do about an error Inspect raised (async_attempts.kind_of's kinds; Inspect's own timeouts
+    are timeouts)."""
+    error = origin(error)
+    if type(error).__name__ in _TIMEOUTS:
+        return "timeout"
+    return kind_of(error)
+
+
+def failure_of(error: BaseException, call: CallBounds) -> str:
+    """The named failure for an exception Inspect raised once its retries were spent (the last attempt's, when
+    tenacity wraps it), in the core's kinds; the details scrubbed of any key."""
+    error = origin(error)
+    if isinstance(error, (TimeoutError, openai.APITimeoutError)) or type(error).__name__ in _TIMEOUTS:
+        return (
+            f"{TIMED_OUT}: no reply within judge_timeout={call.timeout:g}s per attempt, "
+            f"judge_max_wait={call.max_wait:g}s in all"
+        )
+    # another provider's error stays wrapped in Inspect's ModelGenerateError, which keeps its status and message
+    lines = str(getattr(error, "provider_message", None) or error).strip().splitlines()
+    said = call.scrub(lines[0] if lines else "")[:200]
+    if isinstance(error, openai.APIConnectionError):
+        return f"{CONNECTION_FAILED}: {said}"
+    status = getattr(error, "status_code", None)
+    return http_failure(status, said) if status else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
+
+
+def shape_failure(output: ModelOutput) -> str | None:
+    """``reply_shape``'s name for a reply without text, read from Inspect's output put back in OpenAI's shape
+    (Inspect keeps OpenAI's ``refusal`` as a ``ContentText`` marked ``refusal``), or None when it has text."""
+    if not output.choices:
+        return "no message in the reply"
+    message = output.choices[0].message
+    parts = [ContentText(text=message.content)] if isinstance(message.content, str) else message.content
+    texts = [p for p in parts if isinstance(p, ContentText)]
+    refusal = "".join(p.text for p in texts if p.refusal)
+    content = "".join(p.text for p in texts if not p.refusal)
+    said = {"content": content, "refusal": refusal or None, "tool_calls": message.tool_calls or None}
+    return reply_shape({"choices": [{"message": said}]})

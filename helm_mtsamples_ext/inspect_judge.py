@@ -65,7 +65,7 @@ _RETRIED: ContextVar[list[BaseException] | None] = ContextVar("_RETRIED", defaul
 _FALLBACK: ContextVar[bool] = ContextVar("_FALLBACK", default=False)
 """Whether the current turn has another structured-output form left to try."""
 _HEALTH: ContextVar[tuple[JudgeHealth, JudgeCall] | None] = ContextVar("_HEALTH", default=None)
-"""The current turn's judgment, told of each error Inspect retries (the judge's breaker), and its call."""
+"""The current turn's judgment, told of each error Inspect would retry (the judge's breaker), and its call."""
 
 
 def _names_format(error: BaseException) -> bool:
@@ -75,10 +75,10 @@ def _names_format(error: BaseException) -> bool:
 
 def _hooked(model: Model) -> Model:
     """``model`` with two of Inspect's retry hooks taken over for this instance (Inspect reads them from the
-    instance at each call): ``before_retry`` also notes each error it is about to retry, for the current turn, and
-    tells the judge's breaker; ``should_retry`` declines a refusal naming the format while another form is left
-    (llama-cpp-python answers a json_schema with HTTP 500, which Inspect would retry, backing off, until
-    ``judge_max_wait``), and any retry while the judge's breaker is open. Once per model."""
+    instance at each call): ``before_retry`` also notes each error it is about to retry, for the current turn;
+    ``should_retry`` declines a refusal naming the format while another form is left (llama-cpp-python answers a
+    json_schema with HTTP 500, which Inspect would retry, backing off, until ``judge_max_wait``), tells the judge's
+    breaker of each error it would retry, and declines the retry while the breaker is open. Once per model."""
     if not getattr(model, "_hooked", False):
         before, should = model.before_retry, model.should_retry
 
@@ -86,9 +86,6 @@ def _hooked(model: Model) -> Model:
             retried = _RETRIED.get()
             if retried is not None:
                 retried.append(ex)
-            judgment = _HEALTH.get()
-            if judgment is not None:
-                judgment[0].told(error_kind(ex), failure_of(ex, judgment[1]))
             await before(ex)
 
         def unless_format(ex: BaseException) -> Any:
@@ -96,8 +93,11 @@ def _hooked(model: Model) -> Model:
                 return False
             retry = should(ex)
             judgment = _HEALTH.get()
-            if retry and judgment is not None and judgment[0].admit() is not None:
-                return False  # the judge stopped answering: this call ends now, named by the breaker
+            if retry and judgment is not None:  # Inspect asks this before before_retry: the breaker is told here
+                health, call = judgment
+                health.told(error_kind(ex), failure_of(ex, call))
+                if health.admit() is not None:
+                    return False  # the judge stopped answering: this call ends now, named by the breaker
             return retry
 
         model.__dict__.update(before_retry=noting, should_retry=unless_format, _hooked=True)

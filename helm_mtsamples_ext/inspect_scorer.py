@@ -39,7 +39,7 @@ from helm_mtsamples_ext.judges.urls import normalise_base_url
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import score_note
 
-__all__ = ["EvalSize", "bootstrap_ci", "endpoint_keys", "max_unjudged_check", "metrics", "panel_scorer"]
+__all__ = ["EvalSize", "bootstrap_ci", "endpoint_keys", "judge_models", "max_unjudged_check", "metrics", "panel_scorer"]
 
 JUDGE_SERVICE = "judge"
 """Judges on ``judge_base_url`` are Inspect's ``openai-api/judge/<judge>`` models: their usage shows under that."""
@@ -112,7 +112,7 @@ def endpoint_keys(urls: list[str]) -> dict[str, EndpointKey]:
     return resolve_endpoint_keys(enumerate(urls, 1), {}, os.environ)
 
 
-def _models(judges: list[str], urls: list[str], secrets: tuple[str, ...]) -> dict[str, Model]:
+def judge_models(judges: list[str], urls: list[str], secrets: tuple[str, ...]) -> dict[str, Model]:
     """Each judge as an Inspect model; one served at ``judge_base_url`` behind a client masking ``secrets`` in what
     its server sends back (inspect_wire.py). Not memoized by Inspect: its cache key leaves the client out, and a
     model reused from another eval could hold a client that was closed and rebuilt without the mask."""
@@ -172,7 +172,7 @@ def panel_scorer(
     models: dict[str, Model] = {}
 
     async def score(state: TaskState, target: Target) -> Score:
-        models.update(models or _models(judges, judge_base_url, secrets))
+        models.update(models or judge_models(judges, judge_base_url, secrets))
         names = list(models)
         completion = state.output.completion if state.output else ""
         panel = {n: partial(judge_note, call, n, models[n]) for n in names}

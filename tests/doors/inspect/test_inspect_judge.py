@@ -5,6 +5,8 @@ provider's error.)"""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from inspect_ai.model import ChatMessageAssistant, Content, ContentText, ModelOutput
 from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError
@@ -12,7 +14,11 @@ from tenacity import Future, RetryError
 
 from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
 from helm_mtsamples_ext.inspect_errors import GaveUp, failure_of, shape_failure
-from helm_mtsamples_ext.inspect_judge import JudgeCall
+from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
+from helm_mtsamples_ext.inspect_scorer import judge_models
+from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.throttle import Breaker
+from tests.servers.judge import JudgeServer
 
 pytestmark = pytest.mark.inspect
 
@@ -59,3 +65,23 @@ def test_a_refusal_is_refused_with_its_first_words_as_on_helms_path() -> None:
 def test_a_reply_with_text_has_no_shape_failure_and_an_empty_one_has() -> None:
     assert shape_failure(output_of('{"accuracy": {"score": 4}}')) is None
     assert shape_failure(output_of("")) == "empty reply"
+
+
+def test_the_probe_retrying_a_server_error_is_not_refused_by_its_own_breaker() -> None:
+    """After the cooldown one call probes a judge whose breaker is open. The server's 500 to the probe's first
+    attempt is retried by Inspect (it asks ``should_retry`` before ``before_retry``), never refused by the breaker
+    that admitted the probe; the probe's verdict closes the breaker."""
+    now = [0.0]
+    breaker = Breaker(threshold=3, cooldown=10.0, clock=lambda: now[0])
+    for prompt in ("one", "two", "three"):
+        breaker.unanswered("connection failed: gone", prompt)
+    now[0] = 11.0
+    call = JudgeCall("json_object", None, 5.0, 60.0)
+    call._breakers["j"] = breaker
+    prompt = build_prompt("A note.", "A plan.", "The reference plan.", "prefix")
+    with JudgeServer({"j": "flaky"}) as server:
+        (model,) = judge_models(["j"], [server.base_url], ()).values()  # as the scorer builds them
+        entry = asyncio.run(judge_note(call, "j", model, prompt, ()))
+        assert server.count("j") == 2
+    assert entry.status != "failed" and entry.scores == server.scores_for("j", prompt), entry
+    assert breaker.admit() == (True, "")

@@ -42,9 +42,9 @@ from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.secrets import mask
 from helm_mtsamples_ext.inspect_errors import GaveUp, error_kind, failure_of, origin, shape_failure
 from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, names_format
-from helm_mtsamples_ext.judges.health import JudgeHealth
+from helm_mtsamples_ext.judges.health import JudgeHealth, judge_breaker
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
-from helm_mtsamples_ext.judges.settings import CallSettings, breaker_cooldown
+from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.throttle import Breaker
 from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
@@ -119,8 +119,9 @@ class JudgeCall:
 
     def health(self, name: str, prompt: str) -> JudgeHealth:
         """A judgment's messenger to the judge's breaker, HELM's path's (one per judge for the run)."""
-        threshold, cooldown = CallSettings.breaker_threshold, breaker_cooldown(self.timeout)
-        return JudgeHealth(self._breakers.setdefault(name, Breaker(threshold, cooldown)), prompt)
+        if name not in self._breakers:
+            self._breakers[name] = judge_breaker(self.timeout)
+        return JudgeHealth(self._breakers[name], prompt)
 
     @property
     def modes(self) -> tuple[str, ...]:

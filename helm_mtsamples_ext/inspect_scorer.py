@@ -112,13 +112,15 @@ def endpoint_keys(urls: list[str]) -> dict[str, EndpointKey]:
     return resolve_endpoint_keys(enumerate(urls, 1), {}, os.environ)
 
 
-def judge_models(judges: list[str], urls: list[str], secrets: tuple[str, ...]) -> dict[str, Model]:
-    """Each judge as an Inspect model; one served at ``judge_base_url`` behind a client masking ``secrets`` in what
-    its server sends back (inspect_wire.py). Not memoized by Inspect: its cache key leaves the client out, and a
-    model reused from another eval could hold a client that was closed and rebuilt without the mask."""
+def judge_models(
+    judges: list[str], urls: list[str], keys: dict[str, EndpointKey], secrets: tuple[str, ...]
+) -> dict[str, Model]:
+    """Each judge as an Inspect model; one served at ``judge_base_url`` with its key from ``keys`` (endpoint_keys)
+    behind a client masking ``secrets`` in what its server sends back (inspect_wire.py). Not memoized by Inspect:
+    its cache key leaves the client out, and a model reused from another eval could hold a client that was closed
+    and rebuilt without the mask."""
     if not urls:
         return {name.split("/")[-1]: get_model(name) for name in judges}
-    keys = endpoint_keys(urls)
     pairs = zip(judges, urls if len(urls) > 1 else urls * len(judges), strict=True)
     return {
         m: get_model(
@@ -165,14 +167,15 @@ def panel_scorer(
 ) -> Scorer:
     """Our panel's reward for one note: every judge asked at once, each verdict read by our rules."""
     secrets = reachable_keys({}, os.environ)
-    for line in refused_keys(endpoint_keys(judge_base_url).values()):
+    keys = endpoint_keys(judge_base_url)
+    for line in refused_keys(keys.values()):
         hwarn(line)
     install_log_scrubber(secrets)
     call = JudgeCall(judge_structured, explanation_cap, judge_timeout, judge_max_wait, secrets)
     models: dict[str, Model] = {}
 
     async def score(state: TaskState, target: Target) -> Score:
-        models.update(models or judge_models(judges, judge_base_url, secrets))
+        models.update(models or judge_models(judges, judge_base_url, keys, secrets))
         names = list(models)
         completion = state.output.completion if state.output else ""
         panel = {n: partial(judge_note, call, n, models[n]) for n in names}

@@ -24,7 +24,6 @@ from helm_mtsamples_ext.common.judge_url import check_base_url
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
-from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
@@ -147,7 +146,7 @@ def _task(
     if len(urls) > 1 and len(urls) != len(panel):
         raise ValueError(f"judge_base_url has {len(urls)} URLs for {len(panel)} judges: give one, or one each")
     for endpoint in endpoint_keys(urls).values():  # before the model under test is asked anything, as HELM's path
-        problem = check_endpoint(endpoint.base_url, None if endpoint.key == PLACEHOLDER_KEY else endpoint.key)
+        problem = check_endpoint(endpoint.base_url, endpoint.key)  # the keyless placeholder is sent as no header
         if problem is not None:
             raise ValueError(problem)
     size = EvalSize()

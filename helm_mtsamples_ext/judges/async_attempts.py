@@ -145,8 +145,9 @@ async def attempt(
             repeats = repeats + 1 if (status, failure) == last else 1
             last = (status, failure)
             if repeats >= budget.repeat_limit:
-                health.ended(f"{SERVER_ERROR_REPEATS}: {failure}")
-                return Failure(f"{SERVER_ERROR_REPEATS}: {failure}", status)
+                ended = f"{SERVER_ERROR_REPEATS}: {failure}"
+                health.ended(ended)
+                return Failure(ended, status)
         retries += 1
         asked = _retry_after(fault) if kind == "rate_limited" else None
         if asked is not None:

@@ -23,10 +23,10 @@ from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
 from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FORMAT_SUSPECT_STATUS, names_format
+from helm_mtsamples_ext.judges.health import judge_breaker
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema, verdict_schema
-from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings, breaker_cooldown
-from helm_mtsamples_ext.judges.throttle import Breaker
+from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings
 from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
 MODES = {
@@ -75,7 +75,7 @@ class AsyncJudge:
             raise ValueError(f"judge_structured must be one of {', '.join(MODES)}, got {settings.structured!r}")
         self.client, self.model, self.settings, self.scrub, self.clock = client, model, settings, scrub, clock
         self._modes = MODES[settings.structured]
-        self.breaker = Breaker(CallSettings.breaker_threshold, breaker_cooldown(settings.timeout), clock)
+        self.breaker = judge_breaker(settings.timeout, clock)
 
     async def judge(self, prompt: str, untrusted: Sequence[str] = (), **extra: object) -> JudgeEntry:
         """The judge's entry for one prompt: its verdict, or why there is none. ``untrusted`` are the prompt's texts

@@ -10,10 +10,18 @@ cancelled one) lets another call be the probe, its own retry included.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE
+from helm_mtsamples_ext.judges.settings import CallSettings, breaker_cooldown
 from helm_mtsamples_ext.judges.throttle import Breaker
+
+
+def judge_breaker(timeout: float, clock: Callable[[], float] = time.monotonic) -> Breaker:
+    """A judge's breaker as HELM's path builds it from ``judge_timeout`` (CallSettings, settings.breaker_cooldown)."""
+    return Breaker(CallSettings.breaker_threshold, breaker_cooldown(timeout), clock)
 
 
 @dataclass
@@ -62,4 +70,4 @@ class JudgeHealth:
             self.breaker.unanswered(failure[:200], self.prompt)
 
 
-__all__ = ["JudgeHealth"]
+__all__ = ["JudgeHealth", "judge_breaker"]

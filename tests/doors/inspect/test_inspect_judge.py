@@ -15,7 +15,7 @@ from tenacity import Future, RetryError
 from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
 from helm_mtsamples_ext.inspect_errors import GaveUp, failure_of, shape_failure
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
-from helm_mtsamples_ext.inspect_scorer import judge_models
+from helm_mtsamples_ext.inspect_scorer import endpoint_keys, judge_models
 from helm_mtsamples_ext.judges.prompt import build_prompt
 from helm_mtsamples_ext.judges.throttle import Breaker
 from tests.servers.judge import JudgeServer
@@ -80,7 +80,8 @@ def test_the_probe_retrying_a_server_error_is_not_refused_by_its_own_breaker() -
     call._breakers["j"] = breaker
     prompt = build_prompt("A note.", "A plan.", "The reference plan.", "prefix")
     with JudgeServer({"j": "flaky"}) as server:
-        (model,) = judge_models(["j"], [server.base_url], ()).values()  # as the scorer builds them
+        urls = [server.base_url]
+        (model,) = judge_models(["j"], urls, endpoint_keys(urls), ()).values()  # as the scorer builds them
         entry = asyncio.run(judge_note(call, "j", model, prompt, ()))
         assert server.count("j") == 2
     assert entry.status != "failed" and entry.scores == server.scores_for("j", prompt), entry

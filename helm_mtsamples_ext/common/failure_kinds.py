@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ADVICE", "CONTEXT_FAILURE", "advice", "context_failure", "failure_kind", "http_failure"]
+__all__ = [
+    "ADVICE",
+    "CONTEXT_FAILURE",
+    "REPLY_TOO_LONG",
+    "advice",
+    "context_failure",
+    "failure_kind",
+    "http_failure",
+    "reply_too_long",
+]
 
 TIMED_OUT = "timed out"
 JUDGE_UNAVAILABLE = "judge unavailable"
@@ -24,6 +33,8 @@ NOT_A_COMPLETION = "not a chat completion"
 NO_VERDICT = "no verdict in reply"
 NO_VALID_DIMENSION = "no valid dimension"
 REPLY_CUT_OFF = "reply cut off"
+REPLY_TOO_LONG = "reply too long"
+"""A reply over the size cap: never parsed, never sent back in a repair turn, stored clipped."""
 DUPLICATE_KEYS = "duplicate keys in the verdict"
 """A verdict that writes a key twice (JSON parsers keep the last silently)."""
 ECHOED = "verdict copied from the answer or note"
@@ -106,6 +117,11 @@ def context_failure(message: str) -> str | None:
     found = _TOKENS.search(message) or _REQUESTED.search(message)
     size = f" ({found.group(1)} tokens)" if found else ""
     return f"{CONTEXT_FAILURE}{size}: {LARGER_CONTEXT}"
+
+
+def reply_too_long(length: int, cap: int) -> str:
+    """The failure of a reply of ``length`` characters over the cap, in the same words at every door."""
+    return f"{REPLY_TOO_LONG} ({length} characters; the cap is {cap})"
 
 
 def http_failure(status: int | None, message: str) -> str:

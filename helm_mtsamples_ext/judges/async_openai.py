@@ -22,11 +22,11 @@ from typing import Any
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
-from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FORMAT_SUSPECT_STATUS, names_format
+from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FORMAT_SUSPECT_STATUS, FormatChoice, names_format
 from helm_mtsamples_ext.judges.health import judge_breaker
-from helm_mtsamples_ext.judges.reply.shape import reply_shape
+from helm_mtsamples_ext.judges.reply.shape import completion_failure
 from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema, verdict_schema
-from helm_mtsamples_ext.judges.settings import REPLY_CAP, CallSettings
+from helm_mtsamples_ext.judges.settings import CallSettings
 from helm_mtsamples_ext.judges.turns import Exchange, Messages, judge_turns
 
 MODES = {
@@ -74,7 +74,7 @@ class AsyncJudge:
         if settings.structured not in MODES:
             raise ValueError(f"judge_structured must be one of {', '.join(MODES)}, got {settings.structured!r}")
         self.client, self.model, self.settings, self.scrub, self.clock = client, model, settings, scrub, clock
-        self._modes = MODES[settings.structured]
+        self.formats = FormatChoice(MODES[settings.structured])
         self.breaker = judge_breaker(settings.timeout, clock)
 
     async def judge(self, prompt: str, untrusted: Sequence[str] = (), **extra: object) -> JudgeEntry:
@@ -89,35 +89,43 @@ class AsyncJudge:
         return turns.entry(self.scrub, **extra)
 
     async def _send(self, messages: Messages, max_tokens: int, deadline: float, prompt: str) -> Exchange:
-        """One turn, in the first format the server takes; a refused format is dropped for this judge's later
-        calls only once no format at all worked before it (a later 500 is the server's, not the format's)."""
+        """One turn, in the judge's current format; a refused format moves this call, and the judge's later ones,
+        to the next (``FormatChoice``: safe when calls run at once; a later 500 is the server's, not the
+        format's, once a format worked)."""
         budget = Budget(self.settings.timeout, deadline)
-        for i, mode in enumerate(self._modes):
+        index = self.formats.first()
+        while True:
+            mode = self.formats.forms[index]
             body = format_body(mode, self.settings.explanation_cap)
             request: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0.0}
             request["max_tokens"] = max_tokens
             if body is not None:
                 request["response_format"] = body
             create = partial(self.client.chat.completions.create, **request)
-            last = i == len(self._modes) - 1
-            refusal = None if body is None or last else names_format  # not retried: the next form is asked at once
+            fallback = body is not None and self.formats.may_fall_back(index)
             completion = await attempt(
                 create,
                 budget,
                 self.scrub,
                 self.clock,
                 name=self.model,
-                final_if=refusal,
+                final_if=names_format if fallback else None,  # not retried: the next form is asked at once
                 breaker=self.breaker,
                 prompt=prompt,
             )
             if isinstance(completion, Failure):  # the retries are over: a named failure, never a crash
-                if body is not None and completion.status in FORMAT_SUSPECT_STATUS and not last:
+                following = self.formats.refused(index) if fallback and _refusal(completion) else None
+                if following is not None:
+                    index = following
                     continue
                 return Exchange(failure=self.scrub(completion.text), mode=mode)
-            self._modes = self._modes[i:]  # the first format that worked is the one this judge keeps
+            self.formats.worked(index)
             return _read(completion, mode)
-        raise AssertionError("unreachable: the last format's failure is returned")  # pragma: no cover
+
+
+def _refusal(failure: Failure) -> bool:
+    """A failure that may be the server refusing the request's format (llama-cpp-python: HTTP 500)."""
+    return failure.status in FORMAT_SUSPECT_STATUS
 
 
 def _read(completion: Any, mode: str) -> Exchange:
@@ -131,15 +139,11 @@ def _read(completion: Any, mode: str) -> Exchange:
         reported_model=response.get("model") or None,
         system_fingerprint=response.get("system_fingerprint") or None,
     )
-    shape = reply_shape(response)
-    choices = response.get("choices") or []
-    if shape is not None or not choices:
-        return replace(counted, failure=shape or "not a chat completion")
-    text = choices[0]["message"].get("content") or ""
-    if len(text) > REPLY_CAP:
-        too_long = f"reply too long ({len(text)} characters; the cap is {REPLY_CAP})"
-        return replace(counted, text=text[:REPLY_CAP], failure=too_long)
-    return replace(counted, text=text, finish=choices[0].get("finish_reason"))
+    failure = completion_failure(response)
+    if failure is not None:
+        return replace(counted, failure=failure)
+    text = response["choices"][0]["message"].get("content") or ""  # over the cap: turns.py names it, unread
+    return replace(counted, text=text, finish=response["choices"][0].get("finish_reason"))
 
 
 __all__ = ["AsyncCallSettings", "AsyncJudge", "MODES", "format_body"]

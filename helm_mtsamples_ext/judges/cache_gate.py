@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from helm_mtsamples_ext.common.failure_kinds import reply_too_long
 from helm_mtsamples_ext.judges.cache_store import shared_store
 from helm_mtsamples_ext.judges.reply.served_model import LOADED_KEY, NOT_REPORTED, ServedModel, served_model
 from helm_mtsamples_ext.judges.reply.shape import NoText, error_beside, readable, reply_shape, unreadable
@@ -43,7 +44,7 @@ class ReplyTooLong(Exception):
     """The reply is longer than ``REPLY_CAP``; ``head`` keeps its first ``STORED_REPLY_CAP`` characters."""
 
     def __init__(self, length: int, head: str) -> None:
-        super().__init__(f"reply too long ({length} characters; the cap is {REPLY_CAP})")
+        super().__init__(reply_too_long(length, REPLY_CAP))
         self.length = length
         self.head = head
 

@@ -4,8 +4,9 @@ Why one loop: each door had written the repair turns again, and two copies drift
 "no verdict" sent it repair turns). The rules are HELM's path's (``call.py``): a reply is read by
 ``reply/reading.read_reply``; a reply that may be fixed gets at most ``repair_turns`` more turns (the prompt, the
 reply, ``REPAIR_INSTRUCTION``), stopping when the same bad reply comes back; a reply cut at ``max_tokens`` gets
-twice as many; an exchange that failed (the server's error after its retries, a reply with nothing to read) ends
-the judgment with its named failure, never a score. How a door sends one turn (its client, its retries, its
+twice as many; a reply over ``REPLY_CAP`` is ``reply too long``, unread and never sent back, at every door; an
+exchange that failed (the server's error after its retries, a reply with nothing to read) ends the judgment with
+its named failure, never a score. How a door sends one turn (its client, its retries, its
 structured-output fallback) is its own ``send``; this module sends nothing.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from helm_mtsamples_ext.common.failure_kinds import reply_too_long
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
@@ -39,6 +41,9 @@ class Exchange:
     tokens_out: int | None = None
     reported_model: str | None = None
     system_fingerprint: str | None = None
+    length: int | None = None
+    """The reply's whole length in characters, when the door clipped ``text`` before it got here (a transport
+    that keeps no more than the cap); None: ``text`` is the whole reply."""
 
 
 Send = Callable[[Messages, int], Awaitable[Exchange]]
@@ -97,6 +102,10 @@ async def judge_turns(send: Send, prompt: str, untrusted: Sequence[str], max_tok
         if got.failure is not None:  # nothing to read, and another turn would get nothing again (as call.py)
             turns.failure = got.failure
             turns.raw_reply = got.text[:REPLY_CAP] or turns.raw_reply
+            break
+        length = max(got.length or 0, len(got.text))
+        if length > REPLY_CAP:  # never parsed, never sent back: a verdict is a few hundred characters (call.py)
+            turns.failure, turns.raw_reply = reply_too_long(length, REPLY_CAP), got.text[:REPLY_CAP]
             break
         reading = read_reply(got.text, got.finish, untrusted)
         turns.verdict, turns.failure, turns.raw_reply = reading.verdict, reading.failure, got.text[:REPLY_CAP]

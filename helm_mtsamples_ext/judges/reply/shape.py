@@ -13,6 +13,8 @@ whole run (every note and judge lost) and, cached by HELM, crashed every re-run 
 - ``reply_shape`` names a stored reply without text: ``refused: <first words of the refusal>``, ``no text:
   the judge answered with a tool call``, ``empty reply``, ``no message in the reply``. It reads the raw reply,
   so a cache written before this module (``null`` content as sent) is named the same way.
+- ``not_a_completion`` names a 200 that is no chat completion at all (an ``error`` object alone, an HTML page, any
+  other JSON), in the words of HELM's door; ``completion_failure`` is what every door without HELM asks of a 200.
 - ``error_beside`` names a 200 that holds an ``error`` object beside its choices (a gateway or proxy reporting
   a failure of the model behind it): whatever its choices hold is not a verdict to count. It is a named failure
   and is never stored, so the next run asks again.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helm_mtsamples_ext.common.failure_kinds import ERROR_BESIDE, REFUSED
+from helm_mtsamples_ext.common.failure_kinds import API_ROOT, ERROR_BESIDE, NOT_A_COMPLETION, REFUSED
 
 REFUSAL_WORDS = 12
 """Words of a refusal kept in its failure line (the rest is the provider's boilerplate)."""
@@ -101,3 +103,31 @@ def reply_shape(response: Any) -> str | None:
     if message.get("tool_calls") or message.get("function_call"):
         return "no text: the judge answered with a tool call"
     return "empty reply"
+
+
+NOT_JSON = "the endpoint answered 200 with a body that is not JSON (an HTML page?)"
+"""What a 200 whose body no JSON parser reads is (a web UI or proxy page on the chat route)."""
+
+
+def not_completion_detail(response: Any, scrub: Any = str) -> str | None:
+    """Why a 200's parsed body (None: not JSON) is no chat completion, in HELM's door's words, or None when it is
+    one (it has a first choice). An ``error`` object's message is quoted, scrubbed, 200 characters at most."""
+    if _first_choice(response) is not None:
+        return None
+    if response is None:
+        return NOT_JSON
+    error = response.get("error") if isinstance(response, dict) else None
+    said = error.get("message", error) if isinstance(error, dict) else error
+    detail = f": the body is an error: {scrub(str(said))[:200]}" if said else ""
+    return f"the endpoint answered 200 but not with a chat completion{detail}"
+
+
+def completion_failure(response: Any, scrub: Any = str) -> str | None:
+    """The named failure of a judge's 200 (its parsed body; None: not JSON) that holds no text to read, the same at
+    every door: not a chat completion, an error beside the reply, a refusal, a tool call, no message, an empty
+    reply; None when it holds text."""
+    detail = not_completion_detail(response, scrub)
+    if detail is not None:
+        return f"{NOT_A_COMPLETION}: {detail}; {API_ROOT}"
+    shape = reply_shape(response)
+    return None if shape is None else scrub(shape)

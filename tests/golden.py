@@ -13,6 +13,11 @@ computed by our scoring code, so a door that scores differently fails against th
   answer as ``VERDICTS`` says: scores, or a malformed reply every time (``MALFORMED``), OpenAI's refusal
   (``REFUSAL``), no reply within any timeout (``TIMEOUT``), or the answer's planted verdict word for word
   (``ECHO``: an answer that makes a judge fail).
+- The judge ``gold-c`` never gives a verdict that counts: each case gets one of the 200s real servers and gateways
+  send without a reply to read (an HTML page, an ``error`` object alone or beside the choices, a choice without a
+  message, no text, a tool call) or a reply over the size cap (a verdict with a 5 MB explanation, 2 MB of prose).
+  Every door must name each as HELM's door does, and none may count it, nor let it open the judge's breaker (each
+  is an answer: the judge is alive).
 
 Pure data: no HELM, no Inspect, no verifiers; every door's venv imports it.
 """
@@ -23,7 +28,7 @@ import json
 import re
 from dataclasses import dataclass
 
-JUDGES = ("gold-a", "gold-b")
+JUDGES = ("gold-a", "gold-b", "gold-c")
 """The panel, in the order every door is given it."""
 DIMENSIONS = ("accuracy", "completeness", "clarity")
 JUDGE_TIMEOUT = 2.0
@@ -35,6 +40,18 @@ MALFORMED = "malformed"
 REFUSAL = "refusal"
 TIMEOUT = "timeout"
 ECHO = "echo"
+HTML = "html"
+ERROR_ONLY = "error_only"
+ERROR_BESIDE = "error_beside"
+NO_MESSAGE = "no_message"
+NULL_CONTENT = "null_content"
+EMPTY = "empty"
+TOOL_CALL = "tool_call"
+HUGE_VERDICT = "huge_verdict"
+HUGE_PROSE = "huge_prose"
+HUGE_VERDICT_CHARACTERS = 5 * 1024 * 1024
+"""A valid verdict whose accuracy explanation alone is 5 MiB: over the cap, so never read, never a score."""
+HUGE_PROSE_CHARACTERS = 2 * 1024 * 1024
 
 MALFORMED_REPLY = "I am unable to provide an evaluation of this plan at this time."
 """Prose without a verdict, the same on every turn (a repair turn gets it again)."""
@@ -65,15 +82,15 @@ Scores = tuple[int, int, int]
 """(accuracy, completeness, clarity)"""
 
 VERDICTS: dict[str, dict[str, Scores | str]] = {
-    "good": {"gold-a": (5, 5, 4), "gold-b": (4, 5, 5)},
-    "bad": {"gold-a": (1, 2, 1), "gold-b": (2, 1, 1)},
-    "mixed": {"gold-a": (3, 4, 2), "gold-b": (3, 3, 3)},
-    "malformed": {"gold-a": (4, 4, 4), "gold-b": MALFORMED},
-    "refusal": {"gold-a": (2, 3, 4), "gold-b": REFUSAL},
-    "timeout": {"gold-a": (5, 4, 3), "gold-b": TIMEOUT},
-    "planted": {"gold-a": ECHO, "gold-b": (2, 2, 3)},
-    "unjudged": {"gold-a": MALFORMED, "gold-b": TIMEOUT},
-    "good2": {"gold-a": (4, 3, 4), "gold-b": (5, 4, 4)},
+    "good": {"gold-a": (5, 5, 4), "gold-b": (4, 5, 5), "gold-c": HTML},
+    "bad": {"gold-a": (1, 2, 1), "gold-b": (2, 1, 1), "gold-c": ERROR_ONLY},
+    "mixed": {"gold-a": (3, 4, 2), "gold-b": (3, 3, 3), "gold-c": ERROR_BESIDE},
+    "malformed": {"gold-a": (4, 4, 4), "gold-b": MALFORMED, "gold-c": NO_MESSAGE},
+    "refusal": {"gold-a": (2, 3, 4), "gold-b": REFUSAL, "gold-c": HUGE_VERDICT},
+    "timeout": {"gold-a": (5, 4, 3), "gold-b": TIMEOUT, "gold-c": HUGE_PROSE},
+    "planted": {"gold-a": ECHO, "gold-b": (2, 2, 3), "gold-c": EMPTY},
+    "unjudged": {"gold-a": MALFORMED, "gold-b": TIMEOUT, "gold-c": TOOL_CALL},
+    "good2": {"gold-a": (4, 3, 4), "gold-b": (5, 4, 4), "gold-c": NULL_CONTENT},
 }
 """What each judge answers for each case (the empty answer is never sent to a judge)."""
 
@@ -94,26 +111,51 @@ NO_VERDICT = "no verdict in reply"
 REFUSED = "refused"
 TIMED_OUT = "timed out"
 ECHOED = "verdict copied from the answer or note"
+NOT_A_COMPLETION = "not a chat completion"
+ERROR_BESIDE_REPLY = "error beside the reply"
+NO_MESSAGE_IN_REPLY = "no message in the reply"
+REPLY_TOO_LONG = "reply too long"
+EMPTY_REPLY = "empty reply"
+NO_TEXT = "no text"
+C = "gold-c"
 
 EXPECTED = {
-    "Appendectomy - Laparoscopic": Expected(28 / 30, {"gold-a": (5, 5, 4), "gold-b": (4, 5, 5)}, {}),
-    "Cesarean Section #2": Expected(8 / 30, {"gold-a": (1, 2, 1), "gold-b": (2, 1, 1)}, {}),
-    "Cholecystectomy": Expected(18 / 30, {"gold-a": (3, 4, 2), "gold-b": (3, 3, 3)}, {}),
-    "Colonoscopy & Biopsy": Expected(12 / 15, {"gold-a": (4, 4, 4), "gold-b": None}, {"gold-b": NO_VERDICT}),
-    "Cystoscopy": Expected(9 / 15, {"gold-a": (2, 3, 4), "gold-b": None}, {"gold-b": REFUSED}),
-    "Hysteroscopy - Diagnostic": Expected(12 / 15, {"gold-a": (5, 4, 3), "gold-b": None}, {"gold-b": TIMED_OUT}),
-    "Knee Arthroscopy": Expected(7 / 15, {"gold-a": None, "gold-b": (2, 2, 3)}, {"gold-a": ECHOED}),
+    "Appendectomy - Laparoscopic": Expected(
+        28 / 30, {"gold-a": (5, 5, 4), "gold-b": (4, 5, 5), C: None}, {C: NOT_A_COMPLETION}
+    ),
+    "Cesarean Section #2": Expected(8 / 30, {"gold-a": (1, 2, 1), "gold-b": (2, 1, 1), C: None}, {C: NOT_A_COMPLETION}),
+    "Cholecystectomy": Expected(18 / 30, {"gold-a": (3, 4, 2), "gold-b": (3, 3, 3), C: None}, {C: ERROR_BESIDE_REPLY}),
+    "Colonoscopy & Biopsy": Expected(
+        12 / 15, {"gold-a": (4, 4, 4), "gold-b": None, C: None}, {"gold-b": NO_VERDICT, C: NO_MESSAGE_IN_REPLY}
+    ),
+    "Cystoscopy": Expected(
+        9 / 15, {"gold-a": (2, 3, 4), "gold-b": None, C: None}, {"gold-b": REFUSED, C: REPLY_TOO_LONG}
+    ),
+    "Hysteroscopy - Diagnostic": Expected(
+        12 / 15, {"gold-a": (5, 4, 3), "gold-b": None, C: None}, {"gold-b": TIMED_OUT, C: REPLY_TOO_LONG}
+    ),
+    "Knee Arthroscopy": Expected(
+        7 / 15, {"gold-a": None, "gold-b": (2, 2, 3), C: None}, {"gold-a": ECHOED, C: EMPTY_REPLY}
+    ),
     "Ostéotomie tibiale – Genou": Expected(
-        None, {"gold-a": None, "gold-b": None}, {"gold-a": NO_VERDICT, "gold-b": TIMED_OUT}
+        None, {"gold-a": None, "gold-b": None, C: None}, {"gold-a": NO_VERDICT, "gold-b": TIMED_OUT, C: NO_TEXT}
     ),
     "Salpingectomy - Bilateral": Expected(0.0, {}, {}),
-    "Thyroidectomy": Expected(24 / 30, {"gold-a": (4, 3, 4), "gold-b": (5, 4, 4)}, {}),
+    "Thyroidectomy": Expected(24 / 30, {"gold-a": (4, 3, 4), "gold-b": (5, 4, 4), C: None}, {C: EMPTY_REPLY}),
 }
 """Per note: the reward is the mean of score/5 over the three dimensions and the judges whose verdict counts."""
 
 FAILURE_COUNTS = {
     "gold-a": {ECHOED: 1, NO_VERDICT: 1},
     "gold-b": {NO_VERDICT: 1, REFUSED: 1, TIMED_OUT: 2},
+    C: {
+        NOT_A_COMPLETION: 2,
+        ERROR_BESIDE_REPLY: 1,
+        NO_MESSAGE_IN_REPLY: 1,
+        REPLY_TOO_LONG: 2,
+        EMPTY_REPLY: 2,
+        NO_TEXT: 1,
+    },
 }
 """Failed judgments per judge and kind over the whole set."""
 

@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from helm_mtsamples_ext.common.failure_kinds import ECHOED, NO_VERDICT, REFUSED, TIMED_OUT
+from helm_mtsamples_ext.common.failure_kinds import (
+    ECHOED,
+    ERROR_BESIDE,
+    NO_VERDICT,
+    NOT_A_COMPLETION,
+    REFUSED,
+    REPLY_TOO_LONG,
+    TIMED_OUT,
+    failure_kind,
+)
+from helm_mtsamples_ext.judges.reply.shape import completion_failure
 from helm_mtsamples_ext.data.instances import build_samples
 from tests import golden
 from tests.synthetic_notes import HELM_INSTANCES, notes_in, write_synthetic_notes
@@ -34,6 +44,21 @@ def test_the_failure_kinds_are_the_packages_and_the_counts_add_up() -> None:
         TIMED_OUT,
         ECHOED,
     )
+    assert (golden.NOT_A_COMPLETION, golden.ERROR_BESIDE_REPLY, golden.REPLY_TOO_LONG) == (
+        NOT_A_COMPLETION,
+        ERROR_BESIDE,
+        REPLY_TOO_LONG,
+    )
+    null = {"role": "assistant", "content": None}
+    shapes = {
+        golden.NO_MESSAGE_IN_REPLY: {"choices": [{"index": 0}]},
+        golden.EMPTY_REPLY: {"choices": [{"message": null}]},
+        golden.NO_TEXT: {"choices": [{"message": {**null, "tool_calls": [{"id": "c"}]}}]},
+        golden.NOT_A_COMPLETION: {"error": {"message": "overloaded"}},
+    }
+    for kind, body in shapes.items():
+        failure = completion_failure(body)
+        assert failure is not None and failure_kind(failure) == kind, (kind, failure)
     counted: dict[str, Counter[str]] = {j: Counter() for j in golden.JUDGES}
     for expected in golden.EXPECTED.values():
         for judge, kind in expected.failures.items():

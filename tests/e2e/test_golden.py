@@ -5,7 +5,7 @@ writes out by hand; and ``helm-mtsamples-report --export medmarks`` carries the 
 Why: the Inspect and verifiers doors check the same table in their own venvs; equal to the table, the doors are
 equal to each other. One run serves the module: the model under test is a loopback OpenAI-compatible server
 (``ModelServer(golden.answer_for)``) registered in ``prod_env`` as a user registers a local model, through HELM's
-own OpenAI client; the judges ``gold-a`` and ``gold-b`` are the loopback golden judges, reached with
+own OpenAI client; the judges ``gold-a``, ``gold-b`` and ``gold-c`` are the loopback golden judges, reached with
 ``judge_base_url``, under the golden set's ``judge_timeout`` and ``judge_max_wait``.
 """
 

@@ -284,6 +284,27 @@ class Reply:
     error_beside: bool = False  # an "error" object beside the choices
 
 
+def _golden_shape(said: object, prompt: str) -> Reply | None:
+    """``gold-c``'s replies (tests/golden.py): a 200 without a reply to read, or one over the size cap."""
+    null: dict[str, Any] = {"role": "assistant", "content": None}
+    call = {"id": "call_1", "type": "function", "function": {"name": "grade", "arguments": "{}"}}
+    huge = {d: {"score": 4, "explanation": "x" * golden.HUGE_VERDICT_CHARACTERS if d == "accuracy" else "fine"}
+            for d in DIMENSIONS}  # fmt: skip
+    shapes = {
+        golden.HTML: lambda: Reply(200, HTML_PAGE, html=True),
+        golden.ERROR_ONLY: lambda: Reply(200, "the upstream model is overloaded", error_body=True),
+        golden.ERROR_BESIDE: lambda: Reply(200, verdict_json(dict.fromkeys(DIMENSIONS, 5), prompt), error_beside=True),
+        golden.NO_MESSAGE: lambda: Reply(200, "", no_message=True),
+        golden.NULL_CONTENT: lambda: Reply(200, "", message=null),
+        golden.EMPTY: lambda: Reply(200, ""),
+        golden.TOOL_CALL: lambda: Reply(200, "", message={**null, "tool_calls": [call]}, finish_reason="tool_calls"),
+        golden.HUGE_VERDICT: lambda: Reply(200, json.dumps(huge)),
+        golden.HUGE_PROSE: lambda: Reply(200, "The plan reads well. " * (golden.HUGE_PROSE_CHARACTERS // 21)),
+    }
+    make = shapes.get(said) if isinstance(said, str) else None
+    return make() if make is not None else None
+
+
 def hashed_scores(model: str, prompt: str) -> dict[str, int]:
     digest = hashlib.sha256(f"{model}\x00{prompt}".encode()).digest()
     return {dim: digest[i] % 5 + 1 for i, dim in enumerate(DIMENSIONS)}
@@ -616,6 +637,9 @@ class JudgeServer:
         if said == golden.TIMEOUT:
             self._stopping.wait(self.hold_seconds)
             return Reply(503, "held past every client's timeout")
+        shaped = _golden_shape(said, request.prompt)
+        if shaped is not None:
+            return shaped
         assert isinstance(said, tuple)
         return Reply(200, verdict_json(dict(zip(DIMENSIONS, said, strict=True)), request.prompt))
 

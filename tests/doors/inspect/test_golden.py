@@ -227,7 +227,7 @@ def test_inspect_view_shows_each_judges_scores_and_failure_in_chromium(run: Gold
     port = free_port()
     name, sample = next((n, s) for n, s in by_note(run).items() if len(metadata(s)["failures"]) == 1)
     ((failed, failure),) = metadata(sample)["failures"].items()
-    (scored,) = [j for j in golden.JUDGES if j != failed]
+    scored = next(j for j in golden.JUDGES if j != failed)
     scores = ", ".join(f"{d} {s}" for d, s in zip(DIMENSIONS, golden.EXPECTED[name].scores[scored] or (), strict=True))
     command = [INSPECT, "view", "--log-dir", str(logs), "--host", "127.0.0.1", "--port", str(port)]
     view = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

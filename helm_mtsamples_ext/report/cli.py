@@ -3,6 +3,7 @@
     helm-mtsamples-report --suite v1 [-o benchmark_output] [--out DIR] [--bootstrap 2000] [--seed 0]
                           [--rating-sample N [--rating-overlap 0.2]] [--ratings a.csv [--ratings b.csv]]
                           [--export medmarks]
+    helm-mtsamples-report --door-results logs/ outputs/
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
 `<output>/mtsamples_report/<suite>/` (beside the suite rather than inside it, where helm-summarize would take
@@ -36,6 +37,7 @@ from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.example_ids import example_ids
 from helm_mtsamples_ext.data.notes import DataError
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
+from helm_mtsamples_ext.report.door_results import door_lines, read_door_runs, summarize
 from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ExportError, ModelExport, build_export
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
@@ -71,7 +73,15 @@ def _share(text: str) -> float:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helm-mtsamples-report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--suite", required=True, help="the suite given to helm-run")
+    parser.add_argument("--suite", help="the suite given to helm-run")
+    parser.add_argument(
+        "--door-results",
+        type=Path,
+        nargs="+",
+        metavar="PATH",
+        help="instead of a suite: Inspect logs (.eval) and verifiers results.jsonl files, or folders holding them; "
+        "prints each judge's failed share per model and warns when one model's answers make a judge fail",
+    )
     parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
     parser.add_argument("--out", type=Path, help="report directory (default: <output-path>/mtsamples_report/<suite>)")
     parser.add_argument("--bootstrap", type=_resamples, default=2000, help="bootstrap resamples (default 2000)")
@@ -98,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if (args.suite is None) == (args.door_results is None):
+        print("error: give --suite (a HELM suite) or --door-results (Inspect logs, verifiers results)", file=sys.stderr)
+        return 2
+    if args.door_results is not None:
+        return _door_results(args.door_results)
     problem = suite_problem(args.suite)
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
@@ -119,6 +134,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(terminal(terminal_leaderboard(tables["leaderboard"])))
     print(terminal("\n" + "\n".join(audit_lines(tables))))
     print(terminal(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)"))
+    return 0
+
+
+def _door_results(paths: list[Path]) -> int:
+    """The Inspect and verifiers runs' failures per judge and model (door_results.py), on the terminal."""
+    runs = read_door_runs(paths)
+    for problem in runs.problems:
+        print(terminal(f"warning: run skipped, {problem}"), file=sys.stderr)
+    if runs.rows.empty:
+        where = " ".join(str(p) for p in paths)
+        print(terminal(f"error: no Inspect log or verifiers results.jsonl of mtsamples_procedures in {where}"),
+              file=sys.stderr)  # fmt: skip
+        return 1
+    print(terminal("\n".join(door_lines(summarize(runs.rows)))))
     return 0
 
 

@@ -1,0 +1,121 @@
+"""The doors' runs read back (report/door_results.py): verifiers' results.jsonl and Inspect's logs, as their tools
+write them, give each judge's failed share per model and the suite report's warning when one model's answers make
+a judge fail far more often than the others' do; none when they do not. The real files of the real tools are read
+in the doors' own tests (tests/doors/*/test_door_results.py); here the formats are written from their documented
+shapes, so the rule can be tried on known truth."""
+
+from __future__ import annotations
+
+import json
+import random
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helm_mtsamples_ext.report.answer_failures import BOUNDED
+from helm_mtsamples_ext.report.cli import main
+from helm_mtsamples_ext.report.door_results import read_door_runs, summarize
+
+JUDGES = ("harsh", "kind")
+VERDICT = {"accuracy": 2, "completeness": 3, "clarity": 4}
+
+
+def entry(failed: bool) -> dict[str, Any]:
+    """One judge's entry as every door records it (common/record.py)."""
+    if failed:
+        return {"status": "failed", "failure": "no verdict in reply", "raw_reply": "..."}
+    return {**{d: {"score": s, "explanation": "ok"} for d, s in VERDICT.items()}, "status": "ok"}
+
+
+def record(failed: set[str]) -> dict[str, Any]:
+    return {**{j: entry(j in failed) for j in JUDGES}, "failed_judges": sorted(failed)}
+
+
+def write_verifiers_run(root: Path, model: str, failing: list[set[str]]) -> Path:
+    """A results.jsonl as vf-eval -s writes it (one rollout per note, ``info.record``), metadata.json beside it."""
+    run = root / "outputs" / "evals" / f"helm_mtsamples_ext.verifiers_env--{model}" / "abc123"
+    run.mkdir(parents=True)
+    lines = [json.dumps({"example_id": i, "reward": 0.6, "info": {"record": record(f)}}) for i, f in enumerate(failing)]
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run / "metadata.json").write_text(json.dumps({"model": model, "env_id": "helm_mtsamples_ext.verifiers_env"}))
+    return run / "results.jsonl"
+
+
+def write_inspect_log(root: Path, model: str, failing: list[set[str]]) -> Path:
+    """An .eval log as Inspect writes it: a zip with header.json and samples/<id>_epoch_<n>.json."""
+    path = root / "logs" / f"2026-12-06T00-00-00_mtsamples-procedures_{model.replace('/', '-')}.eval"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as log:
+        log.writestr("header.json", json.dumps({"eval": {"task": "mtsamples_procedures", "model": model}}))
+        for i, failed in enumerate(failing):
+            judged = record(failed)
+            metadata = {
+                "judges": {j: judged[j] for j in JUDGES},
+                "failures": {j: "no verdict in reply" for j in sorted(failed)},
+                "empty_answer": False,
+            }
+            sample = {"id": f"note-{i}", "epoch": 1, "scores": {"panel_scorer": {"value": {}, "metadata": metadata}}}
+            log.writestr(f"samples/note-{i}_epoch_1.json", json.dumps(sample))
+    return path
+
+
+def test_a_model_whose_answers_make_a_judge_fail_is_warned_of_through_both_formats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_verifiers_run(tmp_path, "junk", [{"harsh"}] * 18 + [set()] * 2)
+    write_inspect_log(tmp_path, "openai-api/loop/decent", [set()] * 19 + [{"harsh"}])
+    assert main(["--door-results", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    (warning,) = [line for line in out.splitlines() if line.startswith("WARNING")]
+    assert "model junk's answers make judge harsh fail: 18 of 20" in warning
+    board = summarize(read_door_runs([tmp_path]).rows).board.set_index("model")
+    assert list(board["notes"]) == [20, 20]
+    one_judge = sum(VERDICT.values()) / 15  # a failed judge counts for nothing: the kind judge's reward alone
+    assert board.loc["junk", "reward"] == pytest.approx(one_judge)
+    assert board.loc["junk", "failed_share:harsh"] == pytest.approx(0.9) and board.loc["junk", "failed_share:kind"] == 0
+    floored = (18 * (one_judge + 0.2) / 2 + 2 * one_judge) / 20  # each lost judgment at the minimum, 1/5
+    assert board.loc["junk", BOUNDED] == pytest.approx(floored)
+    assert board.loc["openai-api/loop/decent", "failed_share:harsh"] == pytest.approx(0.05)
+
+
+def warned(root: Path, seed: int, on_junk: float, on_decent: float, notes: int = 40) -> bool:
+    """Whether the runs of two models, whose harsh judge fails at the given rates (known truth), warn."""
+    rng = random.Random(seed)
+    for model, rate in (("junk", on_junk), ("decent", on_decent)):
+        write_verifiers_run(root, model, [{"harsh"} if rng.random() < rate else set() for _ in range(notes)])
+    return any("model junk's" in line for line in summarize(read_door_runs([root]).rows).warnings)
+
+
+TRIALS = 100
+
+
+def test_the_warning_fires_when_one_models_answers_cause_the_failures(tmp_path: Path) -> None:
+    """Half the harsh judge's verdicts lost on one model's 40 answers, 5% on the other's: it warns nearly always."""
+    fired = sum(warned(tmp_path / str(seed), seed, 0.5, 0.05) for seed in range(TRIALS))
+    assert fired >= 0.95 * TRIALS
+
+
+def test_the_warning_stays_quiet_when_the_judge_fails_alike_on_every_model(tmp_path: Path) -> None:
+    """The same 20% failure rate on both models: a false warning at most at the documented 5% (Holm, Fisher)."""
+    fired = sum(warned(tmp_path / str(seed), seed, 0.2, 0.2) for seed in range(TRIALS))
+    assert fired <= 0.05 * TRIALS
+
+
+def test_an_unreadable_file_is_named_and_the_rest_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_verifiers_run(tmp_path, "junk", [set()] * 5)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "broken.eval").write_bytes(b"not a zip")
+    assert main(["--door-results", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert "junk | 5 |" in captured.out
+    assert (
+        captured.err.strip().splitlines()[-1].startswith(f"warning: run skipped, {tmp_path / 'logs' / 'broken.eval'}")
+    )
+
+
+def test_nothing_to_read_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--door-results", str(tmp_path / "missing")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: no Inspect log or verifiers results.jsonl") and len(err) == 2

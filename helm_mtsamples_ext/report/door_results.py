@@ -77,6 +77,8 @@ def read_door_runs(paths: Iterable[Path]) -> DoorRuns:
             continue
         try:
             rows += list(_rows_of(path))
+        except NotImplementedError:  # zipfile without zstd
+            problems.append(f"{path}: an Inspect log compressed with zstd: read it where inspect-ai is installed")
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as e:
             problems.append(f"{path}: not an Inspect log of this task nor a verifiers results.jsonl ({e})")
     return DoorRuns(pd.DataFrame(rows), problems)
@@ -96,7 +98,12 @@ def _rows_of(path: Path) -> Iterator[dict[str, Any]]:
 
 def _eval_zip(path: Path) -> tuple[Mapping[str, Any], list[Any]]:
     """An ``.eval`` log's header and samples (Inspect's zip: ``header.json`` or ``_journal/start.json``,
-    ``samples/*.json``)."""
+    ``samples/*.json``). Inspect compresses its members with zstd, which Python's zipfile reads only once
+    ``zipfile_zstd`` (an inspect-ai dependency) has registered it: where Inspect is installed."""
+    try:
+        import zipfile_zstd  # type: ignore[import-not-found,unused-ignore]  # noqa: F401  registers zstd
+    except ImportError:
+        pass
     with zipfile.ZipFile(path) as archive:
         names = archive.namelist()
         head = "header.json" if "header.json" in names else "_journal/start.json"

@@ -18,7 +18,7 @@ from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNA
 from helm_mtsamples_ext.judges.async_attempts import kind_of
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 
-__all__ = ["CallBounds", "GaveUp", "error_kind", "failure_of", "origin", "shape_failure"]
+__all__ = ["CallBounds", "GaveUp", "NamedReply", "error_kind", "failure_of", "named_reply", "origin", "shape_failure"]
 
 _TIMEOUTS = ("AttemptTimeoutError", "StreamIdleTimeoutError")
 """Inspect's own timeouts (``inspect_ai.model._model``, not exported): an attempt past ``attempt_timeout``."""
@@ -40,6 +40,38 @@ class GaveUp(Exception):
     def __init__(self, last: BaseException | None) -> None:
         super().__init__(str(last) if last is not None else "no reply")
         self.last = last
+
+
+class NamedReply(Exception):
+    """A judge's 200 that holds no verdict to read, named at the wire in the core's words (``completion_failure``'s
+    ``not a chat completion``, ``error beside the reply``, ``no message in the reply``, ...; ``reply too long`` for a
+    body past the wire's ceiling). Why an exception: the wire sees the body before Inspect parses it, and Inspect
+    would otherwise fail on it in its own words (``TypeError``, ``ValidationError``) or keep it whole; raised, the
+    call ends there, Inspect's retry is declined (the server answered: asking again gets the same) and the judgment
+    fails under this name. ``text`` is what of the reply may be kept (clipped, scrubbed)."""
+
+    def __init__(self, failure: str, text: str = "") -> None:
+        super().__init__(failure)
+        self.failure = failure
+        self.text = text
+
+
+def named_reply(error: BaseException) -> NamedReply | None:
+    """The wire's ``NamedReply`` behind what Inspect raised (the SDK wraps a transport's error in
+    ``APIConnectionError``, tenacity and our ``GaveUp`` wrap that), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, NamedReply):
+            return current
+        if isinstance(current, RetryError) and current.last_attempt.failed:
+            current = current.last_attempt.exception()
+        elif isinstance(current, GaveUp):
+            current = current.last
+        else:
+            current = current.__cause__ or current.__context__
+    return None
 
 
 def origin(error: BaseException) -> BaseException:
@@ -65,7 +97,11 @@ def error_kind(error: BaseException) -> str:
 
 def failure_of(error: BaseException, call: CallBounds) -> str:
     """The named failure for an exception Inspect raised once its retries were spent (the last attempt's, when
-    tenacity wraps it), in the core's kinds; the details scrubbed of any key."""
+    tenacity wraps it), in the core's kinds; the details scrubbed of any key. A reply the wire named keeps its name:
+    ``judge unavailable`` is only the breaker's, or an error no other kind fits."""
+    named = named_reply(error)
+    if named is not None:
+        return call.scrub(named.failure)
     error = origin(error)
     if isinstance(error, (TimeoutError, openai.APITimeoutError)) or type(error).__name__ in _TIMEOUTS:
         return (

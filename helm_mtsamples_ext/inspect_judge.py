@@ -5,9 +5,14 @@ Why apart from the task: the task is Inspect's glue (dataset, solver, scorer); t
 The rules are the core's: the repair turns and the reading of each reply are ``judges/turns.py``'s, the loop the
 verifiers door runs too, and a judge that fails counts for nothing, with its reason. Structured output follows
 ``judge_structured``: ``auto`` sends the verdict schema as Inspect's ``ResponseSchema``, then llama.cpp's
-``json_object`` form, then none, dropping a form only when the server's refusal names it.
+``json_object`` form, then none, dropping a form only when the server's refusal names it: one ``FormatChoice`` per
+judge, so calls refused at once never skip or lose a form. A server that says how many calls it takes at once
+(``judges/capacity.py``: llama-cpp-python takes one) is sent no more (``ServerPace``): its judges' calls queue for
+a slot before their ``judge_max_wait`` starts, as on HELM's path, instead of timing out in the server's queue.
 
-Failures carry the core's kinds, named by inspect_errors.py; a reply without text is never repaired. Each attempt
+Failures carry the core's kinds, named by inspect_errors.py (a 200 without text is named at the wire,
+inspect_wire.py, and a reply over the cap reaches Inspect clipped, its true length told to the turns); a reply
+without text is never repaired. Each attempt
 is bounded by ``judge_timeout`` (Inspect's ``attempt_timeout``) and a turn, its retries included, by
 ``judge_max_wait`` (Inspect's ``timeout``, and a cancel scope: Inspect's backoff would overshoot it); a turn given
 up there is named by the last error Inspect retried. Each judge has HELM's path's breaker (judges/health.py): once
@@ -32,7 +37,7 @@ from inspect_ai.model import (
     ModelOutput,
     ResponseSchema,
 )
-from inspect_ai.util import JSONSchema
+from inspect_ai.util import JSONSchema, concurrency
 
 from helm_mtsamples_ext.common.failure_kinds import (
     CONTEXT_FAILURE,
@@ -40,8 +45,9 @@ from helm_mtsamples_ext.common.failure_kinds import (
 )
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.secrets import mask
-from helm_mtsamples_ext.inspect_errors import GaveUp, error_kind, failure_of, origin, shape_failure
-from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, names_format
+from helm_mtsamples_ext.inspect_errors import GaveUp, error_kind, failure_of, named_reply, origin, shape_failure
+from helm_mtsamples_ext.inspect_wire import CLIPPED
+from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FormatChoice, names_format
 from helm_mtsamples_ext.judges.health import JudgeHealth, judge_breaker
 from helm_mtsamples_ext.judges.reply.verdict_schema import verdict_schema
 from helm_mtsamples_ext.judges.settings import CallSettings
@@ -91,6 +97,8 @@ def _hooked(model: Model) -> Model:
         def unless_format(ex: BaseException) -> Any:
             if _FALLBACK.get() and _names_format(ex):
                 return False
+            if named_reply(ex) is not None:  # the server answered, with nothing to read: asking again gets the same
+                return False
             retry = should(ex)
             judgment = _HEALTH.get()
             if retry and judgment is not None:  # Inspect asks this before before_retry: the breaker is told here
@@ -104,18 +112,40 @@ def _hooked(model: Model) -> Model:
     return model
 
 
+@dataclass(frozen=True)
+class ServerPace:
+    """How many calls at once a judge's server takes, as it said (``capacity.probe_capacity``): every judge it
+    serves shares these slots, so a one-slot server never gets two calls at once, whatever the panel."""
+
+    url: str
+    slots: int
+    source: str
+
+    @property
+    def key(self) -> str:
+        """Inspect's concurrency key for this server (its slots in it: a key fixes its count for the process)."""
+        return f"mtsamples judge server {self.url} ({self.slots})"
+
+
 @dataclass
 class JudgeCall:
-    """How one run calls its judges: the structured-output modes to try and, per judge, the one that worked."""
+    """How one run calls its judges: the structured-output forms to try (one ``FormatChoice`` per judge, shared by
+    its calls), each judge's breaker, and the pace of the servers that said how many calls they take."""
 
     structured: str
     explanation_cap: int | None
     timeout: float
     max_wait: float
     secrets: tuple[str, ...] = ()
-    _mode: dict[str, int] = field(default_factory=dict)
-    _worked: set[str] = field(default_factory=set)
+    paces: dict[str, ServerPace] = field(default_factory=dict)
+    _formats: dict[str, FormatChoice] = field(default_factory=dict)
     _breakers: dict[str, Breaker] = field(default_factory=dict)
+
+    def formats(self, name: str) -> FormatChoice:
+        """The judge's structured-output choice, one for all its calls (made at its first call)."""
+        if name not in self._formats:
+            self._formats[name] = FormatChoice(self.modes)
+        return self._formats[name]
 
     def health(self, name: str, prompt: str) -> JudgeHealth:
         """A judgment's messenger to the judge's breaker, HELM's path's (one per judge for the run)."""
@@ -127,7 +157,10 @@ class JudgeCall:
     def modes(self) -> tuple[str, ...]:
         return FALLBACK_ORDER if self.structured == "auto" else (self.structured,)
 
-    def config(self, mode: str, max_tokens: int) -> GenerateConfig:
+    def config(self, mode: str, max_tokens: int, pace: ServerPace | None = None) -> GenerateConfig:
+        """The turn's settings for Inspect: the form, the bounds, and a paced server's slots as Inspect's own
+        ``max_connections`` (given per call, so the eval's ``--max-connections`` for the model under test does not
+        override it)."""
         schema = verdict_schema(self.explanation_cap)
         extra: dict[str, Any] = {}
         if mode == "json_schema":
@@ -141,6 +174,7 @@ class JudgeCall:
             temperature=0.0,
             attempt_timeout=_seconds(self.timeout),
             timeout=_seconds(self.max_wait),
+            **({"max_connections": pace.slots} if pace is not None else {}),
             **extra,
         )
 
@@ -151,23 +185,38 @@ class JudgeCall:
     async def generate(
         self, name: str, model: Model, messages: list[ChatMessage], max_tokens: int
     ) -> tuple[ModelOutput, str]:
-        """One turn, in the judge's current mode; a refusal that names the format moves to the next mode."""
+        """One turn, in the judge's current form; a refusal that names the form moves this call, and the judge's
+        later ones, to the next (``FormatChoice``: calls refused at once never cut a shared list)."""
+        choice = self.formats(name)
+        index = choice.first()
         while True:
-            index = self._mode.get(name, 0)
-            mode = self.modes[index]
-            fallback = name not in self._worked and index + 1 < len(self.modes)
+            mode = choice.forms[index]
+            fallback = choice.may_fall_back(index)
             token = _FALLBACK.set(fallback)
             try:
-                output = await self._bounded(model, messages, self.config(mode, max_tokens))
-            except Exception as e:
-                if fallback and _names_format(e):  # the server's words, not the request Inspect's error repeats
-                    self._mode[name] = index + 1
-                    continue
-                raise
+                output = await self._paced(name, model, messages, mode, max_tokens)
+            except Exception as e:  # the server's words, not the request Inspect's error repeats
+                following = choice.refused(index) if fallback and _names_format(e) else None
+                if following is None:
+                    raise
+                index = following
+                continue
             finally:
                 _FALLBACK.reset(token)
-            self._worked.add(name)
+            choice.worked(index)
             return output, mode
+
+    async def _paced(
+        self, name: str, model: Model, messages: list[ChatMessage], mode: str, max_tokens: int
+    ) -> ModelOutput:
+        """One turn, after a slot of the judge's server when it said how many calls it takes: the wait for the slot
+        comes before ``max_wait`` starts (HELM's path's fan-out), so a queue at a one-slot server is no timeout."""
+        pace = self.paces.get(name)
+        config = self.config(mode, max_tokens, pace)
+        if pace is None:
+            return await self._bounded(model, messages, config)
+        async with concurrency(f"judge server {pace.url}", pace.slots, key=pace.key):
+            return await self._bounded(model, messages, config)
 
     async def _bounded(self, model: Model, messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
         """One turn through Inspect's retries, given up at ``max_wait``: Inspect stops retrying only after an attempt
@@ -197,19 +246,26 @@ async def judge_note(call: JudgeCall, name: str, model: Model, prompt: str, untr
         closed = health.admit()
         if closed is not None:
             return Exchange(failure=closed)
-        token = _HEALTH.set((health, call))
+        lengths: list[int] = []  # the true length of a reply the wire clipped, this turn
+        token, clipped = _HEALTH.set((health, call)), CLIPPED.set(lengths)
         try:
             output, mode = await call.generate(name, model, chat, max_tokens)
         except Exception as e:  # Inspect gave up (its retries spent): the judge counts for nothing, with why
+            named = named_reply(e)
+            if named is not None:  # the server answered, with nothing to read: named as every door names it
+                health.answered()
+                return Exchange(failure=call.scrub(named.failure))
             return Exchange(failure=health.refused or _told(health, e, call))
         except BaseException:  # cancelled: this call tells the breaker nothing
             health.released()
             raise
         finally:
             _HEALTH.reset(token)
+            CLIPPED.reset(clipped)
         health.answered()
         usage = output.usage
         counted = Exchange(
+            length=lengths[-1] if lengths else None,  # the wire clipped a reply over the cap: its true length
             mode=mode,
             tokens_in=usage.input_tokens if usage is not None else None,
             tokens_out=usage.output_tokens if usage is not None else None,

@@ -10,17 +10,26 @@ dict metrics leave the NaN keys out). So each score is a dict, ``reward`` and th
 nothing counts, and ``unjudged`` 1.0 or 0.0, so the mean of ``unjudged`` is the share of notes nobody could
 score. A judge that fails is unscored with its reason in the score's metadata, never a low score. An empty answer
 scores 0, as in HELM, and no judge is asked.
+
+Failures are shown as HELM's report shows them (report/answer_failures.py): each judge's failed share
+(``failed_share:<judge>``, 1.0 or 0.0 per note, NaN where no judge was asked) and ``reward_failed_at_min``, the
+reward had every failed judgment been the scale's minimum, so a panel that scores by failing shows it. (HELM's
+warning that one judge fails far more often on one model's answers than on the others' compares models: one Inspect
+eval has one model, so it has nothing to compare.)
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from inspect_ai.model import Model, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, bootstrap_stderr, mean, metric, scorer
 from inspect_ai.solver import TaskState
@@ -31,19 +40,46 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import install_log_scrubber, reachable_keys
-from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
+from helm_mtsamples_ext.inspect_judge import JudgeCall, ServerPace, judge_note
 from helm_mtsamples_ext.inspect_wire import masking_client
 from helm_mtsamples_ext.judges.async_panel import judge_panel
+from helm_mtsamples_ext.judges.capacity import probe_capacity
 from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys
 from helm_mtsamples_ext.judges.urls import normalise_base_url
+from helm_mtsamples_ext.report.answer_failures import BOUNDED, SHARE_PREFIX, bounded_rewards
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
-from helm_mtsamples_ext.scoring.reward import score_note
+from helm_mtsamples_ext.scoring.reward import NoteScores, score_note
 
-__all__ = ["EvalSize", "bootstrap_ci", "endpoint_keys", "judge_models", "max_unjudged_check", "metrics", "panel_scorer"]
+__all__ = [
+    "EvalSize",
+    "VoidResult",
+    "bootstrap_ci",
+    "endpoint_keys",
+    "failed_at_min",
+    "judge_models",
+    "max_unjudged_check",
+    "metrics",
+    "panel_names",
+    "panel_scorer",
+    "server_paces",
+]
+
+logger = logging.getLogger(__name__)
 
 JUDGE_SERVICE = "judge"
 """Judges on ``judge_base_url`` are Inspect's ``openai-api/judge/<judge>`` models: their usage shows under that."""
 UNJUDGED = "unjudged"
+VOID = "of the notes were judged by no judge"
+"""Words of the line that fails an eval over ``max_unjudged`` (inspect_task.py finds it in the log by them)."""
+
+
+class VoidResult(RuntimeError):
+    """An eval over ``max_unjudged``: its result is void. ``message`` is what Inspect keeps as the log's error (an
+    exception without one is kept as its repr, quotes and class name around the line)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass
@@ -81,8 +117,8 @@ def max_unjudged_check(max_unjudged: float, size: EvalSize | None = None) -> Met
         share = sum(s.score.as_float() for s in scores) / len(scores) if scores else 0.0
         final = size is None or size.total is None or len(scores) >= size.total
         if share > max_unjudged and final:
-            raise RuntimeError(
-                f"mtsamples_procedures: {share:.0%} of the notes were judged by no judge (max_unjudged="
+            raise VoidResult(
+                f"mtsamples_procedures: {share:.0%} {VOID} (max_unjudged="
                 f"{max_unjudged:g}): see each score's metadata for why, fix the judges, or raise max_unjudged"
             )
         return share
@@ -112,6 +148,31 @@ def endpoint_keys(urls: list[str]) -> dict[str, EndpointKey]:
     return resolve_endpoint_keys(enumerate(urls, 1), {}, os.environ)
 
 
+def panel_names(judges: list[str], urls: list[str]) -> list[str]:
+    """Each judge's name in the scores and the metrics: the served name on ``judge_base_url``, else the Inspect
+    model's last part (``openai/gpt-4o-mini``: ``gpt-4o-mini``)."""
+    return list(judges) if urls else [name.split("/")[-1] for name in judges]
+
+
+def server_paces(judges: list[str], urls: list[str], keys: dict[str, EndpointKey]) -> dict[str, ServerPace]:
+    """Each endpoint judge whose server says how many calls it takes at once (``capacity.probe_capacity``: llama.cpp's
+    ``/props``, llama-cpp-python's ``/v1/models`` signature), with its server's slots; asked once per server, with
+    the endpoint's key (none for the keyless placeholder). Why: a one-slot server queues what it is sent, and a
+    queued call times out while the server is busy and well (HELM's path paces it the same way)."""
+    if not urls:
+        return {}
+    pairs = list(zip(judges, urls if len(urls) > 1 else urls * len(judges), strict=True))
+    said = {u: probe_capacity(u, keys[u].key) for u in dict.fromkeys(normalise_base_url(url) for _, url in pairs)}
+    paces: dict[str, ServerPace] = {}
+    for judge, url in pairs:
+        capacity = said[normalise_base_url(url)]
+        if capacity is not None:
+            paces[judge] = ServerPace(normalise_base_url(url), capacity.slots, capacity.source)
+    for pace in dict.fromkeys(paces.values()):
+        logger.info(f"judge server {pace.url} takes {pace.slots} call(s) at once ({pace.source}): no more are sent")
+    return paces
+
+
 def judge_models(
     judges: list[str], urls: list[str], keys: dict[str, EndpointKey], secrets: tuple[str, ...]
 ) -> dict[str, Model]:
@@ -135,21 +196,54 @@ def judge_models(
     }
 
 
-def _value(reward: float | None, dims: dict[str, float | None], unjudged: bool) -> dict[str, float]:
+def failed_at_min(scores: NoteScores) -> float:
+    """The note's reward with each failed judgment at the scale's minimum (score 1 on every dimension), 0 for an
+    empty answer: HELM's report's ``reward_failed_at_min`` (``answer_failures.bounded_rewards``) on this note, so
+    both doors give it by one definition. What a panel that scores by failing cannot go below."""
+    rows = pd.DataFrame(
+        [
+            {
+                "panel": "",
+                "model": "",
+                "note": "",
+                "judge": j.name,
+                "judge_reward": j.reward,
+                "status": "empty_answer" if scores.empty_answer else "failed" if j.failed else "ok",
+                "empty_answer": scores.empty_answer,
+            }
+            for j in scores.judges
+        ]
+    )
+    return float(bounded_rewards(rows)[BOUNDED].iloc[0]) if not rows.empty else float("nan")
+
+
+def _value(scores: NoteScores) -> dict[str, float]:
+    """A note's score value: the reward and dimension means (NaN where nothing counts), whether it is unjudged,
+    each judge's failure (NaN where no judge was asked) and the reward with failed judgments at the minimum."""
     nan = float("nan")
-    value = {"reward": nan if reward is None else reward}
-    value.update({d: nan if v is None else v for d, v in dims.items()})
-    value[UNJUDGED] = 1.0 if unjudged else 0.0
+
+    def number(value: float | None) -> float:
+        return nan if value is None else value
+
+    value = {"reward": number(scores.reward)}
+    value.update({d: number(scores.dimension_mean(d)) for d in DIMENSIONS})
+    value[UNJUDGED] = 1.0 if scores.unjudged else 0.0
+    for judge in scores.judges:
+        value[f"{SHARE_PREFIX}{judge.name}"] = nan if scores.empty_answer else float(judge.failed)
+    value[BOUNDED] = failed_at_min(scores)
     return value
 
 
-def metrics(unjudged: Metric) -> dict[str, list[Metric]]:
-    """Mean reward with its bootstrap standard error and 95% interval, each dimension's mean (1-5), and the unjudged
-    share."""
+def metrics(unjudged: Metric, judges: Sequence[str] = ()) -> dict[str, list[Metric]]:
+    """Mean reward with its bootstrap standard error and 95% interval, each dimension's mean (1-5), the unjudged
+    share, each judge's failed share (``failed_share:<judge>``) and the mean reward with failed judgments at the
+    scale's minimum (``reward_failed_at_min``), as HELM's report shows them."""
     return {
         "reward": [mean(), bootstrap_stderr(), bootstrap_ci()],
         **{d: [mean()] for d in DIMENSIONS},
         UNJUDGED: [unjudged],
+        **{f"{SHARE_PREFIX}{judge}": [mean()] for judge in judges},
+        BOUNDED: [mean()],
     }
 
 
@@ -171,7 +265,8 @@ def panel_scorer(
     for line in refused_keys(keys.values()):
         hwarn(line)
     install_log_scrubber(secrets)
-    call = JudgeCall(judge_structured, explanation_cap, judge_timeout, judge_max_wait, secrets)
+    paces = server_paces(judges, judge_base_url, keys)
+    call = JudgeCall(judge_structured, explanation_cap, judge_timeout, judge_max_wait, secrets, paces)
     models: dict[str, Model] = {}
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -205,9 +300,8 @@ def panel_scorer(
             "answer_cut": record.answer_cut,
             "rules_version": RULES_VERSION,
         }
-        reward = scores.reward
         return Score(
-            value=_value(reward, {d: scores.dimension_mean(d) for d in DIMENSIONS}, scores.unjudged),
+            value=_value(scores),
             answer=judged,
             explanation="empty answer: reward 0" if record.empty_answer else "; ".join(lines),
             reason=UNJUDGED if scores.unjudged else None,

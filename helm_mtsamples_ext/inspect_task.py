@@ -4,17 +4,26 @@ Only the harness glue lives here; the rules are the core's. The dataset is our p
 (data.notes, data.instances); the model under test reads the words HELM gives it (common.model_prompt); the scorer
 asks our panel through Inspect's own model API (inspect_judge.py), with our judge prompt, our verdict reading and
 our reward (scoring.reward.score_note), in inspect_scorer.py. The task's arguments are the run entry's, parsed by
-``RunEntryArgs`` so the defaults and the errors are the same as in HELM.
+``RunEntryArgs`` so the defaults and the errors are the same as in HELM: an unknown ``-T`` name names the closest
+argument, one this door does not honour is refused, and a key given as an argument is refused with where keys go
+(Inspect writes task arguments into its log). A result over ``max_unjudged`` is void, and ``inspect eval`` says so:
+one line on stderr, last, whatever ``--display``, and exit status 1 (``VoidResultExit``).
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+import click
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.hooks import Hooks, RunEnd, hooks
+from inspect_ai.log import EvalLog
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
@@ -27,7 +36,15 @@ from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArg
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
 from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
-from helm_mtsamples_ext.inspect_scorer import EvalSize, endpoint_keys, max_unjudged_check, metrics, panel_scorer
+from helm_mtsamples_ext.inspect_scorer import (
+    VOID,
+    EvalSize,
+    endpoint_keys,
+    max_unjudged_check,
+    metrics,
+    panel_names,
+    panel_scorer,
+)
 from helm_mtsamples_ext.judges.reachability import check_endpoint
 
 __all__ = ["mtsamples_procedures"]
@@ -43,13 +60,30 @@ except ImportError:  # pragma: no cover - a later Inspect that moved it: a trace
 
 DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
 """Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
+NOT_HONOURED = {
+    "jury_config_path": "; give the panel as judges (and judge_base_url)",
+    "judge_family": "",
+    "judge_max_concurrency": "; Inspect's --max-connections bounds the judges' calls",
+    "judge_rpm": "",
+    "judge_batch": "",
+    "judge_batch_fallback": "",
+}
+"""Run-entry arguments this door does not honour, each with where its need is met here (README, Run-entry
+arguments): taken in silence, the user would believe them applied."""
+KEY_ARGUMENT = re.compile(r"(judge_)?api_keys?(_\d+)?")
+"""A key given as a task argument (MedARC's ``judge_api_key``, or numbered): never taken, never repeated."""
+VOID_LINE = re.compile(rf"{names.RUN_ENTRY}: \d+% {VOID} \(max_unjudged=[^)]*\): .*?raise max_unjudged")
+"""The line the ``max_unjudged`` check failed the eval with, as Inspect keeps it in the log's error."""
 
 
-def _joined(value: str | Sequence[str] | None) -> str | None:
-    """``a+b`` or a list (``-T judges=a,b`` arrives as one) as the run entry writes it."""
+def _joined(value: Any) -> str | None:
+    """``a+b`` or a list (``-T judges=a,b`` arrives as one) as the run entry writes it; a scalar YAML read as a
+    number or a boolean as its text."""
     if value is None or isinstance(value, str):
         return value
-    return "+".join(str(v) for v in value)
+    if isinstance(value, Sequence):
+        return "+".join(str(v) for v in value)
+    return str(value)
 
 
 def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> MemoryDataset:
@@ -71,7 +105,7 @@ def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> M
 
 @task
 def mtsamples_procedures(
-    judges: str | list[str] | None = None,
+    judges: str | list[str] | None = DEFAULT_JUDGES,
     judge_base_url: str | list[str] | None = None,
     use_think: bool = RunEntryArgs.use_think,
     judge_prompt: str = RunEntryArgs.judge_prompt,
@@ -83,20 +117,38 @@ def mtsamples_procedures(
     judge_timeout: float = RunEntryArgs.judge_timeout,
     judge_max_wait: float = RunEntryArgs.judge_max_wait,
     cache_dir: str | None = None,
+    **others: Any,
 ) -> Task:
     """MTSamples Procedures: write the treatment plan for an operative note, judged by an LLM panel.
 
     ``judges``: Inspect model names (``openai/gpt-4o-mini``), or, with ``judge_base_url`` (one URL, or one per
     judge joined by ``+``), the names an OpenAI-compatible server serves (the n-th URL's key: ``JUDGE_API_KEY_<n>``,
     else ``JUDGE_API_KEY``, else none, as on HELM's path).
-    The other arguments are the run entry's (README, Run-entry arguments)."""
+    The other arguments are the run entry's (README, Run-entry arguments); ``others`` takes every other ``-T``
+    name, so a misspelled one stops the task naming the closest (Inspect would only warn, and run the defaults)."""
     try:
+        _refuse_others(others)
         return _task(
             judges, judge_base_url, use_think, judge_prompt, extraction, max_unjudged, answer_cap, judge_structured,
             explanation_cap, judge_timeout, judge_max_wait, cache_dir,
         )  # fmt: skip
     except (ValueError, DataError) as mistake:  # the user's to fix: one line, no traceback (Inspect prints its text)
         raise _user_error(f"mtsamples_procedures: {mistake}") from None
+
+
+def _refuse_others(others: dict[str, Any]) -> None:
+    """Refuse, in one line, an argument the task does not take: a key (named, its value never repeated), one no
+    run entry has (``RunEntryArgs.parse`` names the closest), or a run entry's this door does not honour."""
+    keys = sorted(name for name in others if KEY_ARGUMENT.fullmatch(name))
+    if keys:
+        raise ValueError(
+            f"{', '.join(keys)}: the task takes no key as an argument (Inspect writes its arguments into the log): "
+            "set JUDGE_API_KEY, or JUDGE_API_KEY_<n> for the n-th judge_base_url"
+        )
+    RunEntryArgs.parse(**others)
+    if others:
+        hints = "".join(dict.fromkeys(NOT_HONOURED.get(name, "") for name in sorted(others)))
+        raise ValueError(f"{', '.join(sorted(others))}: HELM's runner's argument(s), not the Inspect task's{hints}")
 
 
 def _user_error(message: str) -> BaseException:
@@ -120,8 +172,13 @@ def _task(
     judge_max_wait: float,
     cache_dir: str | None,
 ) -> Task:
+    if judges is None or not all(j.strip() for j in str(_joined(judges)).split("+")):
+        raise ValueError(  # HELM's line (run_spec.py): an empty panel is a mistake, never the default
+            f"judges= must name one or more judges joined by '+' (e.g. judges={DEFAULT_JUDGES}), "
+            f"got {_joined(judges) or ''!r}; leave it out for the default"
+        )
     raw = {
-        "judges": _joined(judges) or DEFAULT_JUDGES,
+        "judges": _joined(judges),
         "judge_base_url": _joined(judge_base_url),
         "use_think": use_think,
         "judge_prompt": judge_prompt,
@@ -167,7 +224,49 @@ def _task(
                 args.judge_max_wait,
             )
         ],
-        metrics=metrics(max_unjudged_check(args.max_unjudged, size)),  # the scorer's, the unjudged share checked
+        metrics=metrics(max_unjudged_check(args.max_unjudged, size), panel_names(panel, urls)),  # unjudged checked
         config=GenerateConfig(max_tokens=max_tokens(args.use_think), temperature=0.0),
         version=RULES_VERSION,
     )
+
+
+def void_lines(logs: Iterable[EvalLog]) -> list[str]:
+    """The line each of our evals failed over ``max_unjudged`` with (inspect_scorer.max_unjudged_check), read back
+    from the logs' errors: another task's log, or another error, is none of ours."""
+    found = []
+    for log in logs:
+        message = log.error.message if log.status == "error" and log.error is not None else ""
+        line = VOID_LINE.search(message) if log.eval.task.endswith(names.RUN_ENTRY) else None
+        if line is not None:
+            found.append(line.group(0))
+    return found
+
+
+def _exit_void(lines: list[str]) -> None:
+    """At the end of ``inspect eval``: the void result's line(s) on stderr, last, then exit status 1."""
+    for line in lines:
+        print(line, file=sys.stderr, flush=True)
+    raise SystemExit(1)
+
+
+@hooks(name="mtsamples_procedures_void_result", description="inspect eval of mtsamples_procedures over max_unjudged")
+class VoidResultExit(Hooks):
+    """A result over ``max_unjudged`` is void, and ``inspect eval`` says so, as ``helm-run`` does: one line on
+    stderr, last, whatever ``--display`` (``none`` prints nothing else), and exit status 1.
+
+    Why a hook: Inspect records the failed metric as the log's error and its ``eval`` command exits 0 whatever a
+    task's status (``eval-set`` exits 1). At the run's end this hook finds our line in the logs; under ``inspect
+    eval`` (or ``eval-retry``), it leaves a callback on the command's click context, which prints the line and
+    exits 1 once Inspect has printed all it prints. Under ``eval-set`` (which exits 1 itself) or the Python API
+    (whose caller reads the log's status), the line is printed at once and nothing else changes."""
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        lines = void_lines(data.logs)
+        if not lines:
+            return
+        context = click.get_current_context(silent=True)
+        if data.eval_set_id is None and context is not None and context.info_name in ("eval", "eval-retry"):
+            context.call_on_close(partial(_exit_void, lines))
+            return
+        for line in lines:
+            print(line, file=sys.stderr, flush=True)

@@ -178,11 +178,12 @@ def test_a_note_no_judge_scored_is_left_out_of_the_means_not_counted_as_0(
 def test_more_unjudged_notes_than_max_unjudged_fail_the_eval_in_one_line(
     synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:
-    """As HELM's metric fails the run: a mean over the notes judged would hide a broken panel. (Inspect's CLI
-    exits 0 either way; the log says the eval failed, and why.)"""
-    _, log, _ = inspect_eval(synthetic_notes, tmp_path, {"b": "lost_some"})
+    """As HELM's metric fails the run: a mean over the notes judged would hide a broken panel. The log says the
+    eval failed, and why; ``inspect eval`` exits 1 with that line last (test_void_result.py: every display)."""
+    done, log, _ = inspect_eval(synthetic_notes, tmp_path, {"b": "lost_some"})
     assert log is not None and log.status == "error" and log.error is not None
     assert "33% of the notes were judged by no judge (max_unjudged=0)" in log.error.message
+    assert done.returncode == 1 and "33% of the notes were judged by no judge" in done.stderr.splitlines()[-1]
 
 
 def test_the_judges_are_asked_for_the_verdict_schema(run: tuple[EvalLog, JudgeServer]) -> None:

@@ -26,10 +26,7 @@ from helm_mtsamples_ext.common.failure_kinds import reply_too_long
 from helm_mtsamples_ext.judges.cache_store import shared_store
 from helm_mtsamples_ext.judges.reply.served_model import LOADED_KEY, NOT_REPORTED, ServedModel, served_model
 from helm_mtsamples_ext.judges.reply.shape import NoText, error_beside, readable, reply_shape, unreadable
-from helm_mtsamples_ext.judges.settings import REPLY_CAP
-
-STORED_REPLY_CAP = 16 * 1024
-"""Characters of a failed reply kept in the record (with its full length)."""
+from helm_mtsamples_ext.judges.settings import REPLY_CAP, STORED_REPLY_CAP
 
 
 class NotCached(Exception):

@@ -17,6 +17,8 @@ MIN_BREAKER_COOLDOWN = 5.0
 REPLY_CAP = 64 * 1024
 """Characters of a judge reply beyond which it is a failure ("reply too long"): a verdict is a few hundred. Every
 door's cap, and the most of a reply a repair turn sends back."""
+STORED_REPLY_CAP = 16 * 1024
+"""Characters of a reply over the cap that a record keeps, at every door (the rest is never read)."""
 
 
 def breaker_cooldown(timeout: float) -> float:

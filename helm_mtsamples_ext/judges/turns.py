@@ -20,7 +20,7 @@ from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
 from helm_mtsamples_ext.judges.reply.verdict import Verdict
-from helm_mtsamples_ext.judges.settings import REPLY_CAP
+from helm_mtsamples_ext.judges.settings import REPLY_CAP, STORED_REPLY_CAP
 
 __all__ = ["Exchange", "Messages", "Send", "Turns", "judge_turns"]
 
@@ -105,7 +105,7 @@ async def judge_turns(send: Send, prompt: str, untrusted: Sequence[str], max_tok
             break
         length = max(got.length or 0, len(got.text))
         if length > REPLY_CAP:  # never parsed, never sent back: a verdict is a few hundred characters (call.py)
-            turns.failure, turns.raw_reply = reply_too_long(length, REPLY_CAP), got.text[:REPLY_CAP]
+            turns.failure, turns.raw_reply = reply_too_long(length, REPLY_CAP), got.text[:STORED_REPLY_CAP]
             break
         reading = read_reply(got.text, got.finish, untrusted)
         turns.verdict, turns.failure, turns.raw_reply = reading.verdict, reading.failure, got.text[:REPLY_CAP]

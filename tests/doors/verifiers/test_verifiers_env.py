@@ -12,7 +12,6 @@ import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +20,21 @@ import verifiers as vf
 
 from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNAVAILABLE
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.judges.prompt import build_prompt
-from tests.servers.judge import Behaviour, JudgeServer
-from tests.servers.model import ModelServer, default_answer
-from tests.synthetic_notes import OBGYN, SyntheticNotes
+from tests.doors.verifiers.door import (
+    ENV_ID,
+    FAIL_MARKER,
+    KEY_VAR,
+    answer_for,
+    completion_text,
+    judge_prompt,
+    judge_reward,
+)
+from tests.servers.judge import JudgeServer
+from tests.servers.model import ModelServer
 
 pytestmark = pytest.mark.verifiers
 
-ENV_ID = "helm_mtsamples_ext.verifiers_env"
-KEY_VAR = "MTSAMPLES_TEST_MODEL_KEY"
 HELM_INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
-FAIL_MARKER = Behaviour("lost_some").fail_marker
-"""What a plan carries for the judge server's ``lost_some`` judge to give no verdict on it."""
-
-
-def answer_for(prompt: str) -> str:
-    """The model under test: the shared plan naming the prompt's hash; for an Obstetrics note, with the marker."""
-    return f"{default_answer(prompt)} {FAIL_MARKER}" if OBGYN in prompt else default_answer(prompt)
 
 
 class RecordingModel(ModelServer):
@@ -51,20 +48,6 @@ class RecordingModel(ModelServer):
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(body)
         return super().completion(body)
-
-
-@pytest.fixture
-def notes_env(
-    synthetic_notes: SyntheticNotes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[dict[str, str]]:
-    """The synthetic notes through a loopback mirror, cached in a fresh directory; the model's key variable set."""
-    with synthetic_notes.mirror(max_lifetime=300) as mirror:
-        for name, value in mirror.env.items():
-            monkeypatch.setenv(name, value)
-        monkeypatch.setenv("MTSAMPLES_PROCEDURES_CACHE_DIR", str(tmp_path / "notes"))
-        monkeypatch.setenv(KEY_VAR, "model-key")
-        monkeypatch.delenv("JUDGE_API_KEY", raising=False)
-        yield mirror.env
 
 
 def evaluate(
@@ -82,20 +65,6 @@ def evaluate(
         client = vf.ClientConfig(api_key_var=KEY_VAR, api_base_url=model_server.base_url, timeout=60, max_retries=0)
         results = env.evaluate_sync(client=client, model="alpha", num_examples=n, rollouts_per_example=1)
         return list(results["outputs"]), judge_server, model_server
-
-
-def completion_text(output: dict[str, Any]) -> str:
-    return str(output["completion"][-1]["content"])
-
-
-def judge_prompt(output: dict[str, Any]) -> str:
-    info = output["info"]
-    return build_prompt(info["procedure_note"], completion_text(output), info["reference_plan"], "prefix")
-
-
-def judge_reward(scores: dict[str, int]) -> float:
-    """The README's formula: a judge's reward is the mean of score/5 over its dimensions."""
-    return sum(scores[d] / 5 for d in DIMENSIONS) / len(DIMENSIONS)
 
 
 def test_the_rewards_are_our_scoring_of_the_judges_verdicts_and_a_failed_judge_counts_for_nothing(

@@ -13,6 +13,7 @@ own retries are off (``max_retries=0``). A failure is a named reason, never a sc
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -120,7 +121,7 @@ class AsyncJudge:
                     continue
                 return Exchange(failure=self.scrub(completion.text), mode=mode)
             self.formats.worked(index)
-            return _read(completion, mode)
+            return _read(completion, mode, self.scrub)
 
 
 def _refusal(failure: Failure) -> bool:
@@ -128,22 +129,53 @@ def _refusal(failure: Failure) -> bool:
     return failure.status in FORMAT_SUSPECT_STATUS
 
 
-def _read(completion: Any, mode: str) -> Exchange:
-    response = completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
-    usage = response.get("usage") or {}
-    usage_in, usage_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+def _body(completion: Any) -> Any:
+    """The reply's body as parsed JSON (None: not JSON), whatever the SDK handed back. Why: for a 200 that is not
+    JSON (an HTML page on the chat route) the openai SDK returns the body as a ``str``, and a completion it could
+    not build may raise a pydantic error when dumped; each must be a named failure, never an exception."""
+    if isinstance(completion, str | bytes):
+        try:
+            return json.loads(completion)
+        except ValueError:
+            return None
+    try:
+        return completion.model_dump() if hasattr(completion, "model_dump") else dict(completion)
+    except Exception:  # a pydantic error, a body of another shape: no chat completion either way
+        return {}
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of content parts (``completion_failure`` found
+    some text in it)."""
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "".join(str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _read(completion: Any, mode: str, scrub: Callable[[str], str] = str) -> Exchange:
+    """One reply as an exchange: its text, or the failure ``completion_failure`` names in HELM's door's words."""
+    response = _body(completion)
+    failure = completion_failure(response, scrub)
+    if not isinstance(response, dict):
+        return Exchange(mode=mode, failure=failure or completion_failure({}, scrub))
+    if failure is not None:
+        return Exchange(mode=mode, failure=failure)
+    usage: dict[str, Any] = response["usage"] if isinstance(response.get("usage"), dict) else {}
     counted = Exchange(
         mode=mode,
-        tokens_in=usage_in if isinstance(usage_in, int) else None,
-        tokens_out=usage_out if isinstance(usage_out, int) else None,
-        reported_model=response.get("model") or None,
-        system_fingerprint=response.get("system_fingerprint") or None,
+        tokens_in=_count(usage.get("prompt_tokens")),
+        tokens_out=_count(usage.get("completion_tokens")),
+        reported_model=str(response.get("model") or "") or None,
+        system_fingerprint=str(response.get("system_fingerprint") or "") or None,
     )
-    failure = completion_failure(response)
-    if failure is not None:
-        return replace(counted, failure=failure)
-    text = response["choices"][0]["message"].get("content") or ""  # over the cap: turns.py names it, unread
-    return replace(counted, text=text, finish=response["choices"][0].get("finish_reason"))
+    choice = response["choices"][0]
+    text = _text(choice["message"].get("content"))  # over the cap: turns.py names it, unread
+    return replace(counted, text=text, finish=choice.get("finish_reason"))
 
 
 __all__ = ["AsyncCallSettings", "AsyncJudge", "MODES", "format_body"]

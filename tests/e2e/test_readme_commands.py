@@ -30,6 +30,7 @@ from types import ModuleType
 import pytest
 
 from tests.e2e.helm_tools import BIN, user_env, wait_until_serving
+from tests.report.door_runs import write_inspect_log, write_verifiers_run
 from tests.servers.loopback import free_port
 from tests.synthetic_notes import SyntheticNotes
 
@@ -262,6 +263,10 @@ def test_the_block_runs_as_written(page: str, index: int, synthetic_notes: Synth
                 (env[name],) = shlex.split(value)
             elif step.kind == "helm-run":
                 run_bash(helm_run_as_written(step.command), tmp_path, env)
+            elif step.kind == "run" and "--door-results" in step.command:  # other doors' runs to read: made here
+                write_verifiers_run(tmp_path, "junk", [{"harsh"}] * 9 + [set()])
+                write_inspect_log(tmp_path, "openai-api/local/decent", [set()] * 10)
+                assert "WARNING: model junk's answers make judge harsh fail" in run_bash(step.command, tmp_path, env)
             elif step.kind == "run":
                 run_bash(step.command, tmp_path, env)
             elif step.kind == "server":

@@ -6,37 +6,61 @@ string or a list, matched by position; ``use_think``; ``cache_dir``), our run en
 Only the glue is here: the notes are ``data/``'s (pinned, HELM's extraction), the judge prompt, the verdict reading
 and the repair turns ``judges/``', the reward ``scoring/``'s. A judge that fails counts for nothing, with its
 reason in ``info["judge_feedback"]``; a note no judge scored has reward NaN, a missing reward, never 0 (verifiers
-0.1.x turns a reward function's exception or None into 0.0, and keeps a float NaN as it is). No HELM here: the
-module never imports ``helm`` (the verifiers venv has none).
+0.1.x turns a reward function's exception or None into 0.0, and keeps a float NaN as it is), so no exception
+leaves our reward function: each is a named failure. Beside the reward, zero-weight functions show each judge's
+failed share (``judge_failed_<judge>``) and ``reward_failed_at_min``, as HELM's report does. A judge endpoint whose
+server says how many calls it takes at once (llama-cpp-python's: one) gets no more. Everything kept in a rollout's
+output is encodable and bounded (verifiers' env server cannot send a lone surrogate). A mistake the user can fix
+is one line (``LoadError``). No HELM here: the module never imports ``helm`` (the verifiers venv has none).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib.util
 import logging
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+import sys
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.choices import HELM_FENCED
+from helm_mtsamples_ext.common.failure_kinds import GAVE_UP_WAITING
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
+from helm_mtsamples_ext.common.outside_text import encodable, encodable_text, terminal
+from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.common.secrets import install_log_scrubber, mask, reachable_keys, refused_key_line
+from helm_mtsamples_ext.common.secrets import (
+    PLACEHOLDER_KEY,
+    install_log_scrubber,
+    mask,
+    reachable_keys,
+    refused_key_line,
+)
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.async_openai import AsyncCallSettings, AsyncJudge
 from helm_mtsamples_ext.judges.async_panel import judge_panel
+from helm_mtsamples_ext.judges.capacity import probe_capacity
 from helm_mtsamples_ext.judges.reachability import check_endpoint
+from helm_mtsamples_ext.judges.reply.reading import entry_of
+from helm_mtsamples_ext.judges.settings import REPLY_CAP
+from helm_mtsamples_ext.judges.urls import normalise_base_url
+from helm_mtsamples_ext.report.answer_failures import BOUNDED, FLOOR_REWARD
 from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
-from helm_mtsamples_ext.scoring.reward import score_note
+from helm_mtsamples_ext.scoring.reward import score_note, slugify
 
 DEFAULT_JUDGE = "gpt-5-mini"
 DEFAULT_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
@@ -175,51 +199,332 @@ def _mask_argument_keys() -> None:
 _mask_argument_keys()
 
 
+class LoadError(ValueError):
+    """A mistake the user can fix (an argument, a key, an endpoint), in one line naming it and the fix."""
+
+
+def _ours(error: BaseException | None) -> bool:
+    """Whether ``error`` is, or was raised from, our ``LoadError`` (verifiers wraps it in a RuntimeError)."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, LoadError):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
+MEDARC_ARGUMENT_CHECK = "medarc_verifiers.cli.utils.env_args"
+"""The module where ``medarc-eval`` checks ``--env-arg`` names and values itself, before our environment loads."""
+
+
+def _medarc_argument_check(error: BaseException, trace: TracebackType | None) -> bool:
+    """Whether ``error`` is ``medarc-eval``'s own one-line refusal of an argument (an unknown ``--env-arg`` name,
+    a value of the wrong type), raised where it checks them."""
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    module = trace.tb_frame.f_globals.get("__name__", "") if trace is not None else ""
+    return isinstance(error, ValueError) and str(module).startswith(MEDARC_ARGUMENT_CHECK)
+
+
+def _one_line_hook(previous: Callable[..., Any]) -> Callable[..., Any]:
+    """``sys.excepthook`` printing a mistake the user can fix as its one line. Why: ``vf-eval`` lets verifiers'
+    RuntimeError ("Failed to load environment '<id>': <our line>") reach the interpreter, which printed 40 lines of
+    traceback above it, and ``medarc-eval`` its own check of ``--env-arg`` names; every other exception is
+    ``previous``'s, as before (``medarc-eval`` logs a load error as one line itself)."""
+
+    def hook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> Any:
+        if not _ours(error) and not _medarc_argument_check(error, trace):
+            return previous(kind, error, trace)
+        sys.stderr.write(terminal(" ".join(str(error).split())) + "\n")
+        return None
+
+    hook.mtsamples_one_line = True  # type: ignore[attr-defined]
+    return hook
+
+
+if not getattr(sys.excepthook, "mtsamples_one_line", False):
+    sys.excepthook = _one_line_hook(sys.excepthook)
+
+
+DOOR_FAILURE = "failed in the verifiers environment"
+"""The kind of a failure our own code raised while judging (a bug, never the judge's verdict): named and unjudged,
+where verifiers would have scored the exception 0."""
+INFO_TEXT_CAP = REPLY_CAP
+"""The most characters any text we put in ``info`` keeps (a judge's reply is clipped there already)."""
+
+
+def kept(value: Any) -> Any:
+    """``value`` as ``info`` may hold it: every text encodable (a lone surrogate or a NUL becomes U+FFFD) and at
+    most ``INFO_TEXT_CAP`` characters. Why: verifiers' env server sends each rollout's output as msgpack, which
+    raises on a lone surrogate outside any handler, so the rollout's answer never came and the run waited (10 h,
+    its request timeout); a 5 MB explanation would be carried whole."""
+    if isinstance(value, str):
+        return encodable_text(value[:INFO_TEXT_CAP])
+    if isinstance(value, Mapping):
+        return {kept(k) if isinstance(k, str) else k: kept(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [kept(item) for item in value]
+    return value
+
+
+def door_failure(error: BaseException, scrub: Callable[[str], str] = str) -> str:
+    """The named failure of an exception our reward path raised (its class and first words, a key scrubbed)."""
+    said = " ".join(scrub(str(error)).split())[:200]
+    return f"{DOOR_FAILURE}: {type(error).__name__}" + (f": {said}" if said else "")
+
+
+def failed_note(listed: Sequence[ListedJudge], failure: str) -> dict[str, Any]:
+    """``judge_feedback`` for a note whose judging failed outside any one judge: every judge unjudged, with the
+    note's failure as each one's error and as the note's."""
+    unjudged: dict[str, Any] = {"scores": {}, "explanations": {}, "error": failure, "raw": None, "score": None}
+    judges: list[dict[str, Any]] = [{"name": j.name, "model": j.model, **unjudged} for j in listed]
+    return {"judges": judges, "score": None, "failures": len(judges), "empty_answer": False, "error": failure}
+
+
+def reward_failed_at_min(feedback: Any) -> float:
+    """The note's reward with every failed judgment at the scale's minimum (HELM's report's ``reward_failed_at_min``,
+    ``report/answer_failures.bounded_rewards``, for one note): each judge's reward, ``FLOOR_REWARD`` for a judge
+    that failed; 0 for an empty answer. Never NaN, so a zero weight adds nothing to verifiers' reward."""
+    if not isinstance(feedback, Mapping):
+        return FLOOR_REWARD
+    if feedback.get("empty_answer"):
+        return 0.0
+    judges = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping)]
+    rewards = [j["score"] if isinstance(j.get("score"), int | float) else FLOOR_REWARD for j in judges]
+    return sum(rewards) / len(rewards) if rewards else FLOOR_REWARD
+
+
+def judge_failed(feedback: Any, name: str) -> float:
+    """1.0 when judge ``name`` gave nothing that counts on the note, else 0.0 (an empty answer asks no judge: 0.0)."""
+    if not isinstance(feedback, Mapping):
+        return 1.0
+    if feedback.get("empty_answer"):
+        return 0.0
+    mine = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping) and j.get("name") == name]
+    return 0.0 if mine and isinstance(mine[0].get("score"), int | float) else 1.0
+
+
+class _Gates:
+    """How many calls each judge endpoint takes at once (what its server says, ``probe_capacity``), held as an
+    ``asyncio.Semaphore`` per endpoint. Why: llama-cpp-python's server takes one request at a time, and three
+    calls at once lost the notes (HELM's door paces it; now this door does too). One semaphore per event loop:
+    verifiers runs rollouts in a loop of its own (``evaluate_sync`` makes one per call; its env server, a process
+    of its own, another), and a semaphore belongs to the loop it first waited in."""
+
+    def __init__(self, slots: Mapping[str, int]) -> None:
+        self.slots = dict(slots)
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def gate(self, base_url: str | None) -> contextlib.AbstractAsyncContextManager[Any]:
+        """What a call to ``base_url`` holds while it runs: a slot of its endpoint, or nothing (no limit said)."""
+        url = normalise_base_url(base_url) if base_url else None
+        if url is None or url not in self.slots:
+            return contextlib.nullcontext()
+        gates = self._loops.setdefault(asyncio.get_running_loop(), {})
+        if url not in gates:
+            gates[url] = asyncio.Semaphore(self.slots[url])
+        return gates[url]
+
+
+def endpoint_slots(judges: Sequence[ListedJudge], probe: Callable[..., Any] = probe_capacity) -> dict[str, int]:
+    """Each judge endpoint's calls at once, where its server says (asked once per endpoint, at load)."""
+    slots: dict[str, int] = {}
+    for judge in judges:
+        url = normalise_base_url(judge.base_url) if judge.base_url else None
+        if url is None or url in slots:
+            continue
+        capacity = probe(judge.base_url, judge.api_key)
+        if capacity is not None:
+            slots[url] = capacity.slots
+            hwarn(
+                f"judge endpoint {url}: {capacity.source}; the verifiers environment sends it {capacity.slots} at once"
+            )
+    return slots
+
+
 class _Panel:
     """The judges of one environment, each behind its own AsyncOpenAI client (as MedARC's MultiJudge)."""
 
-    def __init__(self, judges: list[ListedJudge], args: RunEntryArgs) -> None:
+    def __init__(self, judges: list[ListedJudge], args: RunEntryArgs, slots: Mapping[str, int]) -> None:
         from openai import AsyncOpenAI
 
         secrets = reachable_keys({}, os.environ, [j.api_key for j in judges if j.api_key])
         install_log_scrubber(secrets)
-        scrub = partial(mask, keys=secrets)
+        self.scrub = partial(mask, keys=secrets)
         settings = AsyncCallSettings(
             timeout=args.judge_timeout,
             max_wait=args.judge_max_wait,
             structured=args.judge_structured,
             explanation_cap=args.explanation_cap,
         )
-        self.args, self.listed = args, judges
+        self.args, self.listed, self.gates = args, judges, _Gates(slots)
         self.judges = [
             AsyncJudge(
                 AsyncOpenAI(base_url=j.base_url, api_key=j.api_key, timeout=args.judge_timeout, max_retries=0),
                 j.model,
                 settings,
-                scrub,
+                self.scrub,
             )
             for j in judges
         ]
 
     async def reward(self, completion: Any, info: dict[str, Any]) -> float:
-        """Our reward for one rollout (NaN when no judge scored the note); the panel's detail into ``info``."""
-        panel = {j.name: partial(judge.judge, model_deployment=j.model) for judge, j in self._pairs()}
-        record, _ = await judge_panel(
-            _completion_text(completion),
-            info["procedure_note"],
-            info["reference_plan"],
-            panel,
-            use_think=self.args.use_think,
-            answer_cap=self.args.answer_cap,
-            judge_prompt=self.args.judge_prompt,
-        )
-        scores = score_note(record, [j.name for j in self.listed])
-        info["judge_feedback"] = judge_feedback(record, scores, {j.name: j.model for j in self.listed})
-        info["record"] = record.to_dict()
-        return math.nan if scores.reward is None else scores.reward
+        """Our reward for one rollout (NaN when no judge scored the note); the panel's detail into ``info``. Never
+        raises: verifiers scores a reward function's exception 0, a lost judgment counted as the lowest score, so
+        any exception below is a named failure (``DOOR_FAILURE``), the note unjudged."""
+        try:
+            judged = await judge_panel(
+                _completion_text(completion),
+                info["procedure_note"],
+                info["reference_plan"],
+                {j.name: self._judge(judge, j) for judge, j in self._pairs()},
+                use_think=self.args.use_think,
+                answer_cap=self.args.answer_cap,
+                judge_prompt=self.args.judge_prompt,
+            )
+            scores = score_note(judged.record, [j.name for j in self.listed])
+            feedback = judge_feedback(judged.record, scores, {j.name: j.model for j in self.listed})
+            info["record"] = kept(judged.record.to_dict())
+        except Exception as error:
+            feedback = failed_note(self.listed, door_failure(error, self.scrub))
+        info["judge_feedback"] = kept(feedback)
+        score = feedback["score"]
+        return math.nan if score is None else float(score)
+
+    def _judge(self, judge: AsyncJudge, listed: ListedJudge) -> Callable[[str, tuple[str, ...]], Any]:
+        """One judge as the panel asks it: in a slot of its endpoint, bounded by ``judge_max_wait`` from when the
+        slot is free; its own exception is its named failure, so the other judges still count."""
+        bound = self.args.judge_max_wait
+
+        async def one(prompt: str, untrusted: tuple[str, ...]) -> JudgeEntry:
+            try:
+                async with self.gates.gate(listed.base_url):
+                    return await asyncio.wait_for(judge.judge(prompt, untrusted, model_deployment=listed.model), bound)
+            except TimeoutError:
+                failure = f"{GAVE_UP_WAITING} within judge_max_wait ({bound:g} s): no verdict by then"
+            except Exception as error:
+                failure = door_failure(error, self.scrub)
+            return entry_of(None, failure, None, self.scrub, model_deployment=listed.model)
+
+        return one
 
     def _pairs(self) -> list[tuple[AsyncJudge, ListedJudge]]:
         return list(zip(self.judges, self.listed, strict=True))
+
+    def metrics(self) -> list[Callable[..., Any]]:
+        """The zero-weight functions verifiers averages in its summary and saves per rollout: each judge's failed
+        share (``judge_failed_<judge>``: 1.0 on a note it failed) and ``reward_failed_at_min``, as HELM's report
+        shows them beside the reward. They read what ``reward`` put in ``info`` (verifiers calls the functions in
+        order); none is ever NaN, which a zero weight would carry into the reward."""
+        functions: list[Callable[..., Any]] = []
+        taken: set[str] = set()
+        for j in self.listed:
+            name = f"judge_failed_{slugify(j.name)}"
+            name = name if name not in taken else f"{name}_{len(taken) + 1}"
+            taken.add(name)
+            functions.append(_named(name, partial(judge_failed, name=j.name)))
+        functions.append(_named(BOUNDED, reward_failed_at_min))
+        return functions
+
+
+def _named(name: str, read: Callable[[Any], float]) -> Callable[..., Any]:
+    """A reward function of ``info`` named ``name`` (verifiers names a metric by its function's ``__name__``)."""
+
+    async def metric(info: dict[str, Any]) -> float:
+        try:
+            return float(read(info.get("judge_feedback")))
+        except Exception:  # never verifiers' 0 for a failed share
+            return 1.0 if name != BOUNDED else FLOOR_REWARD
+
+    metric.__name__ = metric.__qualname__ = name
+    return metric
+
+
+def _encodable_messages(messages: Any) -> int:
+    """The model's messages made encodable in place (their text and reasoning); how many characters were replaced.
+    Why: the answer is the model's, and a lone surrogate in it made verifiers' env server fail to send the rollout
+    (msgpack raises outside any handler) and the run wait for it; the judges read the same U+FFFD already."""
+    replaced = 0
+    for message in messages if isinstance(messages, list) else []:
+        for field in ("content", "reasoning_content"):
+            value = message.get(field) if isinstance(message, Mapping) else getattr(message, field, None)
+            if isinstance(value, list):
+                for part in value:
+                    if isinstance(part, dict) and isinstance(part.get("text"), str):
+                        found = encodable(part["text"])
+                        part["text"], replaced = found.text, replaced + found.replaced
+                continue
+            if not isinstance(value, str):
+                continue
+            found = encodable(value)
+            if found.replaced:
+                if isinstance(message, dict):
+                    message[field] = found.text
+                else:
+                    setattr(message, field, found.text)
+                replaced += found.replaced
+    return replaced
+
+
+ANSWER_REPLACED = "answer_replaced_characters"
+"""``info``'s count of the answer's characters no file takes (lone surrogates, controls but tab and newline), each
+kept as U+FFFD; absent when there were none."""
+
+
+def _environment_class() -> Any:
+    """verifiers' SingleTurnEnv, keeping the model's answer encodable (``_encodable_messages``); built here because
+    the module imports no verifiers until an environment is loaded."""
+    import verifiers as vf
+
+    class MTSamplesEnv(vf.SingleTurnEnv):
+        async def render_completion(self, state: Any) -> None:
+            await super().render_completion(state)
+            replaced = _encodable_messages(state.get("completion"))
+            if replaced:
+                state["info"][ANSWER_REPLACED] = replaced
+
+    return MTSamplesEnv
+
+
+def _keyed(judges: list[ListedJudge]) -> list[ListedJudge]:
+    """The panel with a key for each judge: a hosted judge (no ``judge_base_url``) without one is one line naming
+    where it goes; a judge at a ``judge_base_url`` without one is sent the keyless placeholder, as the other doors
+    send it (a local server takes any), with one warning line."""
+    keyed = []
+    for judge in judges:
+        if not judge.api_key and judge.base_url is None:
+            raise LoadError(f"judge {judge.name!r} has no API key: pass judge_api_key or set JUDGE_API_KEY")
+        if not judge.api_key:
+            hwarn(
+                f"judge {judge.name} at {normalise_base_url(judge.base_url or '')} has no API key (judge_api_key, "
+                "JUDGE_API_KEY and OPENAI_API_KEY are unset): it is sent without one, as to a keyless local server"
+            )
+        line = refused_key_line(f"judge {judge.name}'s key", judge.api_key or "")
+        if line:
+            hwarn(line)
+        keyed.append(replace(judge, api_key=judge.api_key or PLACEHOLDER_KEY))
+    return keyed
+
+
+def _checked_panel(named: dict[str, Any], kwargs: dict[str, Any], panel: dict[str, Any]) -> Any:
+    """The run entry's arguments, the keyed panel and its endpoints' slots, each endpoint checked before any
+    rollout; every mistake the user can fix is a ``LoadError`` (one line)."""
+    try:
+        args = _run_args(named, kwargs)
+        listed = list_judges(
+            panel["judge_model"], panel["judge_base_url"], _dereference(panel["judge_api_key"], os.environ), os.environ
+        )
+        judges = _keyed(listed)
+        for url, key in dict.fromkeys((j.base_url, j.api_key) for j in judges if j.base_url):
+            problem = check_endpoint(url, key)
+            if problem is not None:
+                raise LoadError(problem)
+    except ValueError as error:
+        raise LoadError(" ".join(str(error).split())) from None
+    return args, judges, endpoint_slots(judges)
 
 
 def load_environment(
@@ -239,8 +544,7 @@ def load_environment(
 ) -> Any:
     """The environment: our pinned notes, HELM's prompt to the model, our panel and reward. The arguments after
     ``judge_api_key`` are the run entry's (README: Run-entry arguments); the run entry's others are HELM's runner's
-    and refused here."""
-    import verifiers as vf
+    and refused here. A mistake is one line (``LoadError``), through ``vf-eval`` and ``medarc-eval`` alike."""
     from datasets import Dataset
 
     named = dict(
@@ -248,34 +552,33 @@ def load_environment(
         judge_max_wait=judge_max_wait, judge_structured=judge_structured, answer_cap=answer_cap,
         explanation_cap=explanation_cap,
     )  # fmt: skip
-    args = _run_args(named, kwargs)
-    judges = list_judges(judge_model, judge_base_url, _dereference(judge_api_key, os.environ), os.environ)
-    keyless = [j.name for j in judges if not j.api_key]
-    if keyless:
-        raise ValueError(f"judge {keyless[0]!r} has no API key: pass judge_api_key or set JUDGE_API_KEY")
-    for judge in judges:
-        line = refused_key_line(f"judge {judge.name}'s key", judge.api_key or "")
-        if line:
-            hwarn(line)
-    for url, key in dict.fromkeys((j.base_url, j.api_key) for j in judges if j.base_url):  # before any rollout
-        problem = check_endpoint(url, key)
-        if problem is not None:
-            raise ValueError(problem)
-    rows = [_row(i, sample, args.use_think) for i, sample in _samples(cache_dir, args.extraction)]
-    panel = _Panel(judges, args)
+    panel_args = {"judge_model": judge_model, "judge_base_url": judge_base_url, "judge_api_key": judge_api_key}
+    args, judges, slots = _checked_panel(named, kwargs, panel_args)
+    try:
+        rows = [_row(i, sample, args.use_think) for i, sample in _samples(cache_dir, args.extraction)]
+    except ValueError as error:
+        raise LoadError(" ".join(str(error).split())) from None
+    panel = _Panel(judges, args, slots)
 
     async def mtsamples_reward(completion: Any, info: dict[str, Any]) -> float:
         return await panel.reward(completion, info)
 
-    env = vf.SingleTurnEnv(
+    metrics = panel.metrics()
+    env = _environment_class()(
         eval_dataset=Dataset.from_list(rows),
-        rubric=vf.Rubric(funcs=[mtsamples_reward], weights=[1.0]),
+        rubric=_rubric([mtsamples_reward, *metrics], [1.0] + [0.0] * len(metrics)),
         sampling_args={"temperature": 0.0, "max_tokens": max_tokens(args.use_think)},
     )
     if judge_api_key is not None:
-        panel_args = {"cache_dir": cache_dir, "judge_model": judge_model, "judge_base_url": judge_base_url}
-        env.env_args = {**panel_args, **named, "judge_api_key": _references(judge_api_key)}
+        kept_args = {"cache_dir": cache_dir, "judge_model": judge_model, "judge_base_url": judge_base_url}
+        env.env_args = {**kept_args, **named, "judge_api_key": _references(judge_api_key)}
     return env
 
 
-__all__ = ["load_environment"]
+def _rubric(functions: list[Callable[..., Any]], weights: list[float]) -> Any:
+    import verifiers as vf
+
+    return vf.Rubric(funcs=functions, weights=weights)
+
+
+__all__ = ["LoadError", "load_environment", "reward_failed_at_min"]

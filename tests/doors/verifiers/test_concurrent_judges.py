@@ -15,6 +15,7 @@ import types
 import pytest
 from openai import AsyncOpenAI
 
+from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.judges import async_openai
 from tests.servers.judge import JudgeServer
 
@@ -47,14 +48,18 @@ def concurrent_first_calls(module: types.ModuleType, n: int) -> tuple[list[objec
     return entries, server, first + later
 
 
+def ok(entry: object) -> bool:
+    return isinstance(entry, JudgeEntry) and not entry.failed
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("n", [3, 8])
 def test_concurrent_first_calls_to_a_schema_refuser_each_get_their_verdict(n: int) -> None:
     entries, server, prompts = concurrent_first_calls(async_openai, n)
-    failures = [e if isinstance(e, Exception) else e.failure for e in entries if not hasattr(e, "failed") or e.failed]
+    failures = [e if isinstance(e, Exception) else getattr(e, "failure", e) for e in entries if not ok(e)]
     assert failures == [], failures
     for prompt, entry in zip(prompts, entries, strict=True):
-        assert entry.scores == server.scores_for(JUDGE, prompt), "each call's own verdict"  # type: ignore[attr-defined]
-        assert entry.structured == "json_object"  # type: ignore[attr-defined]
+        assert isinstance(entry, JudgeEntry) and entry.scores == server.scores_for(JUDGE, prompt), "its own verdict"
+        assert entry.structured == "json_object"
     formats = [r.response_format for r in server.requests]
     assert formats.count("json_schema") == n and formats.count("json_object") == 2 * n, formats

@@ -276,6 +276,17 @@ def test_a_run_with_an_unencodable_answer_and_explanation_ends_through_the_env_s
     assert all(REPLACEMENT in o["completion"][-1]["content"] for o in outputs)
 
 
+@pytest.mark.timeout(60)
+def test_a_judgment_ends_at_judge_max_wait_with_its_failure_named() -> None:
+    """A judge that holds every call (``slow``) with ``judge_timeout`` far above ``judge_max_wait``: the judgment
+    ends at ``judge_max_wait``, named, and the other judge's verdict makes the reward."""
+    with JudgeServer({"ja": "steady", "js": "slow"}, hold_seconds=50) as server:
+        outputs = run(server, n=1, judge_timeout=45, judge_max_wait=1)
+    assert feedback_of(outputs[0])["js"]["error"] == "gave up waiting for the endpoint within judge_max_wait (1 s): " \
+        "no verdict by then"  # fmt: skip
+    assert outputs[0]["reward"] == pytest.approx(judge_reward(server.scores_for("ja", judge_prompt(outputs[0]))))
+
+
 def test_info_is_bounded_and_encodable() -> None:
     kept = verifiers_env.kept({"raw": "x" * (2 * REPLY_CAP), "e": ["a\ud800\x00b"], "n": 1.5})
     assert kept == {"raw": "x" * REPLY_CAP, "e": [f"a{REPLACEMENT}{REPLACEMENT}b"], "n": 1.5}

@@ -34,7 +34,7 @@ from typing import Any
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.choices import HELM_FENCED
-from helm_mtsamples_ext.common.failure_kinds import GAVE_UP_WAITING
+from helm_mtsamples_ext.common.failure_kinds import DOOR_FAILED, GAVE_UP_WAITING
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
@@ -247,7 +247,7 @@ if not getattr(sys.excepthook, "mtsamples_one_line", False):
     sys.excepthook = _one_line_hook(sys.excepthook)
 
 
-DOOR_FAILURE = "failed in the verifiers environment"
+DOOR_FAILURE = f"{DOOR_FAILED}: the verifiers environment"
 """The kind of a failure our own code raised while judging (a bug, never the judge's verdict): named and unjudged,
 where verifiers would have scored the exception 0."""
 INFO_TEXT_CAP = REPLY_CAP

@@ -51,6 +51,8 @@ SAME_VERDICT = "same verdict for different answers"
 MARKED_FAILED = "marked failed"
 NO_ANNOTATION = "no annotation"
 """A note without our record: each judge of the panel counts as failed on it."""
+DOOR_FAILED = "failed in the door"
+"""Our own code raised while judging at a door without HELM (a bug): counted as a failed judgment, never a 0."""
 NOT_RUN = "not run"
 """A note whose model was never asked (``helm-run --dry-run``): no judge call was made, none failed."""
 
@@ -84,6 +86,7 @@ ADVICE: tuple[tuple[str, str], ...] = (
     (SAME_VERDICT, f"a judge not reading the answer: {LARGER_JUDGE_MODEL}"),
     (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
     (NOT_RUN, DRY_RUN),
+    (DOOR_FAILED, "a bug of helm-mtsamples-ext: report it with the run's log (eval.log), re-run"),
 )
 """Each kind with what to do about it, for every place that prints a failure: a kind not here has no advice."""
 

@@ -111,7 +111,7 @@ def test_a_judges_exception_is_its_named_failure_and_the_others_still_count(monk
         outputs = run(server)
     for output in outputs:
         feedback = feedback_of(output)
-        assert feedback["jx"]["error"] == "failed in the verifiers environment: KeyError: 'choices'"
+        assert feedback["jx"]["error"] == "failed in the door: the verifiers environment: KeyError: 'choices'"
         assert output["reward"] == pytest.approx(judge_reward(server.scores_for("ja", judge_prompt(output))))
         assert output["judge_failed_jx"] == 1.0 and output["judge_failed_ja"] == 0.0
 
@@ -127,7 +127,7 @@ def test_an_exception_outside_the_judges_leaves_the_note_unjudged_and_named_neve
         outputs = run(server)
     for output in outputs:
         assert math.isnan(output["reward"]) and math.isnan(output["mtsamples_reward"])
-        failure = "failed in the verifiers environment: ZeroDivisionError: division by zero"
+        failure = "failed in the door: the verifiers environment: ZeroDivisionError: division by zero"
         assert output["info"]["judge_feedback"]["error"] == failure and feedback_of(output)["ja"]["error"] == failure
         assert output["reward_failed_at_min"] == FLOOR_REWARD
 

@@ -2,8 +2,10 @@
 
 Why apart from inspect_judge.py: that module sends the turns; this one reads what Inspect raised once its
 retries were spent, or the output it gave without text, so a judge failing the same way fails under the same
-name through every door (common/failure_kinds.py): "timed out", "connection failed", "judge unavailable", an
-HTTP status, never Inspect's or tenacity's own words, and never a key the error repeats.
+name through every door (common/failure_kinds.py): "timed out", "connection failed", an HTTP status, a reply the
+wire named ("not a chat completion", ...), never Inspect's or tenacity's own words, and never a key the error
+repeats. "judge unavailable" is the breaker's (or a server's 5xx, as on HELM's path); an error nothing else names
+is "failed in the door", with its class, so it reads as ours to fix, not the judge's.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import openai
 from inspect_ai.model import ContentText, ModelOutput
 from tenacity import RetryError
 
-from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, JUDGE_UNAVAILABLE, TIMED_OUT, http_failure
+from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, DOOR_FAILED, TIMED_OUT, http_failure
 from helm_mtsamples_ext.judges.async_attempts import kind_of
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 
@@ -114,7 +116,8 @@ def failure_of(error: BaseException, call: CallBounds) -> str:
     if isinstance(error, openai.APIConnectionError):
         return f"{CONNECTION_FAILED}: {said}"
     status = getattr(error, "status_code", None)
-    return http_failure(status, said) if status else f"{JUDGE_UNAVAILABLE}: {type(error).__name__}: {said}"
+    # no status, no connection, no timeout: Inspect or our code raised on what it was handed (the door's failing)
+    return http_failure(status, said) if status else f"{DOOR_FAILED}: {type(error).__name__}: {said}"
 
 
 def shape_failure(output: ModelOutput) -> str | None:

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
+import openai
 import pytest
 from inspect_ai.model import ChatMessageAssistant, Content, ContentText, ModelOutput
 from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError
 from tenacity import Future, RetryError
 
-from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
-from helm_mtsamples_ext.inspect_errors import GaveUp, failure_of, shape_failure
+from helm_mtsamples_ext.common.failure_kinds import DOOR_FAILED, JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
+from helm_mtsamples_ext.inspect_errors import GaveUp, NamedReply, failure_of, shape_failure
 from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.inspect_scorer import endpoint_keys, judge_models
 from helm_mtsamples_ext.judges.prompt import build_prompt
@@ -49,6 +51,27 @@ def test_another_providers_error_is_named_by_its_status_and_message_not_the_requ
     )
     assert failure_of(wrapped, CALL) == f"{JUDGE_UNAVAILABLE}: HTTP 529: Overloaded (key ***)"
     assert failure_of(GaveUp(wrapped), CALL) == f"{JUDGE_UNAVAILABLE}: HTTP 529: Overloaded (key ***)"
+
+
+def test_a_reply_the_wire_named_keeps_its_name_however_wrapped() -> None:
+    """The SDK wraps the transport's NamedReply in APIConnectionError, tenacity and GaveUp wrap that: the failure
+    is the wire's text (a key in it scrubbed), never "connection failed" nor "judge unavailable"."""
+    named = NamedReply("not a chat completion: the body is an error: key sk-secret; judge_base_url must be ...")
+    try:
+        raise openai.APIConnectionError(request=httpx.Request("POST", "http://127.0.0.1/v1")) from named
+    except openai.APIConnectionError as wrapped:
+        for raised in (wrapped, retry_error(wrapped), GaveUp(wrapped)):
+            assert (
+                failure_of(raised, CALL)
+                == "not a chat completion: the body is an error: key ***; judge_base_url must be ..."
+            )
+
+
+def test_an_error_nothing_else_names_is_the_doors_never_judge_unavailable() -> None:
+    """ "judge unavailable" is the breaker's word (or a 5xx's): a Python error Inspect raised on what it was handed
+    is named as the door's failing, with its class."""
+    failure = failure_of(TypeError("'NoneType' object is not iterable"), CALL)
+    assert failure_kind(failure) == DOOR_FAILED and "TypeError" in failure
 
 
 def output_of(content: str | list[Content]) -> ModelOutput:

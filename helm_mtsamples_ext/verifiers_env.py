@@ -497,12 +497,14 @@ def _keyed(judges: list[ListedJudge]) -> list[ListedJudge]:
     for judge in judges:
         if not judge.api_key and judge.base_url is None:
             raise LoadError(f"judge {judge.name!r} has no API key: pass judge_api_key or set JUDGE_API_KEY")
-        if not judge.api_key:
-            hwarn(
+        line = (
+            refused_key_line(f"judge {judge.name}'s key", judge.api_key)
+            if judge.api_key
+            else (
                 f"judge {judge.name} at {normalise_base_url(judge.base_url or '')} has no API key (judge_api_key, "
                 "JUDGE_API_KEY and OPENAI_API_KEY are unset): it is sent without one, as to a keyless local server"
             )
-        line = refused_key_line(f"judge {judge.name}'s key", judge.api_key or "")
+        )  # one line either way: a missing key is no short key
         if line:
             hwarn(line)
         keyed.append(replace(judge, api_key=judge.api_key or PLACEHOLDER_KEY))

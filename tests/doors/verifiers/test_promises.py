@@ -168,6 +168,7 @@ def test_a_keyless_local_judge_is_accepted_with_one_warning(
     with JudgeServer({"ja": "steady"}) as server:
         outputs = run(server, n=1, key=None)
     (line,) = [r.getMessage() for r in caplog.records if "has no API key" in r.getMessage()]
+    assert not [r for r in caplog.records if "refused as a key" in r.getMessage()], "no key is no short key"
     assert line.startswith("judge ja at http://127.0.0.1:") and line.endswith("it is sent without one, as to a "
                                                                                "keyless local server")  # fmt: skip
     assert {r.authorization for r in server.requests} == {"Bearer EMPTY"}, "the placeholder the other doors send"

@@ -16,25 +16,18 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
+from tests.readme_blocks import block_running
 from tests.servers.judge import JudgeServer
 from tests.servers.model import ModelServer
 from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.inspect
 
-README = Path(__file__).resolve().parents[3] / "README.md"
 MODEL_URL, JUDGE_URL = "http://127.0.0.1:8080/v1", "http://127.0.0.1:8081/v1"
 
 
-def readme_inspect_block() -> list[str]:
-    """The lines of the README's bash block that runs ``inspect eval``, without its venv set-up line."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    (block,) = [b for b in blocks if "/bin/inspect eval " in b]
-    return [line for line in block.splitlines() if line.strip() and not line.startswith("python3 -m venv")]
-
-
 def test_the_readmes_inspect_commands_run_the_task_as_written(synthetic_notes: SyntheticNotes, tmp_path: Path) -> None:
-    lines = readme_inspect_block()
+    lines = block_running("/bin/inspect eval ", skip_prefix="python3 -m venv")
     text = "\n".join(lines)
     assert MODEL_URL in text and JUDGE_URL in text, "the ports the README's servers listen on"
     (judge,) = re.findall(r"-T judges=(\S+)", text)

@@ -17,27 +17,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.readme_blocks import block_running
 from tests.servers.judge import JudgeServer
 from tests.servers.model import ModelServer
 from tests.synthetic_notes import SyntheticNotes
 
 pytestmark = pytest.mark.verifiers
 
-README = Path(__file__).resolve().parents[3] / "README.md"
 MODEL_URL, JUDGE_URL = "http://127.0.0.1:8080/v1", "http://127.0.0.1:8081/v1"
-
-
-def readme_medarc_block() -> list[str]:
-    """The lines of the README's bash block that runs ``medarc-eval``."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    (block,) = [b for b in blocks if "/bin/medarc-eval " in b]
-    return [line for line in block.splitlines() if line.strip()]
 
 
 def test_the_readmes_medarc_eval_line_judges_every_note_on_a_one_slot_keyless_judge(
     synthetic_notes: SyntheticNotes, tmp_path: Path
 ) -> None:
-    text = "\n".join(readme_medarc_block())
+    text = "\n".join(block_running("/bin/medarc-eval "))
     assert MODEL_URL in text and JUDGE_URL in text, "the ports the README's servers listen on"
     (judge,) = re.findall(r"--judge-model (\S+)", text)
     (cap,) = re.findall(r"--explanation-cap (\d+)", text)

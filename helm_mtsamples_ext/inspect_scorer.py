@@ -29,7 +29,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from inspect_ai.model import Model, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, bootstrap_stderr, mean, metric, scorer
 from inspect_ai.solver import TaskState
@@ -46,7 +45,7 @@ from helm_mtsamples_ext.judges.async_panel import judge_panel
 from helm_mtsamples_ext.judges.capacity import probe_capacity
 from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys
 from helm_mtsamples_ext.judges.urls import normalise_base_url
-from helm_mtsamples_ext.report.answer_failures import BOUNDED, SHARE_PREFIX, bounded_rewards
+from helm_mtsamples_ext.report.answer_failures import BOUNDED, SHARE_PREFIX
 from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import NoteScores, score_note
 
@@ -55,7 +54,6 @@ __all__ = [
     "VoidResult",
     "bootstrap_ci",
     "endpoint_keys",
-    "failed_at_min",
     "judge_models",
     "max_unjudged_check",
     "metrics",
@@ -196,27 +194,6 @@ def judge_models(
     }
 
 
-def failed_at_min(scores: NoteScores) -> float:
-    """The note's reward with each failed judgment at the scale's minimum (score 1 on every dimension), 0 for an
-    empty answer: HELM's report's ``reward_failed_at_min`` (``answer_failures.bounded_rewards``) on this note, so
-    both doors give it by one definition. What a panel that scores by failing cannot go below."""
-    rows = pd.DataFrame(
-        [
-            {
-                "panel": "",
-                "model": "",
-                "note": "",
-                "judge": j.name,
-                "judge_reward": j.reward,
-                "status": "empty_answer" if scores.empty_answer else "failed" if j.failed else "ok",
-                "empty_answer": scores.empty_answer,
-            }
-            for j in scores.judges
-        ]
-    )
-    return float(bounded_rewards(rows)[BOUNDED].iloc[0]) if not rows.empty else float("nan")
-
-
 def _value(scores: NoteScores) -> dict[str, float]:
     """A note's score value: the reward and dimension means (NaN where nothing counts), whether it is unjudged,
     each judge's failure (NaN where no judge was asked) and the reward with failed judgments at the minimum."""
@@ -230,7 +207,7 @@ def _value(scores: NoteScores) -> dict[str, float]:
     value[UNJUDGED] = 1.0 if scores.unjudged else 0.0
     for judge in scores.judges:
         value[f"{SHARE_PREFIX}{judge.name}"] = nan if scores.empty_answer else float(judge.failed)
-    value[BOUNDED] = failed_at_min(scores)
+    value[BOUNDED] = scores.reward_failed_at_min
     return value
 
 

@@ -58,9 +58,9 @@ from helm_mtsamples_ext.judges.reachability import check_endpoint
 from helm_mtsamples_ext.judges.reply.reading import entry_of
 from helm_mtsamples_ext.judges.settings import REPLY_CAP
 from helm_mtsamples_ext.judges.urls import normalise_base_url
-from helm_mtsamples_ext.report.answer_failures import BOUNDED, FLOOR_REWARD
+from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
-from helm_mtsamples_ext.scoring.reward import score_note, slugify
+from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD, failed_at_min, score_note, slugify
 
 DEFAULT_JUDGE = "gpt-5-mini"
 DEFAULT_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
@@ -283,16 +283,14 @@ def failed_note(listed: Sequence[ListedJudge], failure: str) -> dict[str, Any]:
 
 
 def reward_failed_at_min(feedback: Any) -> float:
-    """The note's reward with every failed judgment at the scale's minimum (HELM's report's ``reward_failed_at_min``,
-    ``report/answer_failures.bounded_rewards``, for one note): each judge's reward, ``FLOOR_REWARD`` for a judge
-    that failed; 0 for an empty answer. Never NaN, so a zero weight adds nothing to verifiers' reward."""
+    """The note's reward with every failed judgment at the scale's minimum (``scoring.reward.failed_at_min``, HELM's
+    report's rule for one note), read from ``judge_feedback``. Never NaN, so a zero weight adds nothing to verifiers'
+    reward."""
     if not isinstance(feedback, Mapping):
         return FLOOR_REWARD
-    if feedback.get("empty_answer"):
-        return 0.0
     judges = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping)]
-    rewards = [j["score"] if isinstance(j.get("score"), int | float) else FLOOR_REWARD for j in judges]
-    return sum(rewards) / len(rewards) if rewards else FLOOR_REWARD
+    rewards = [j["score"] if isinstance(j.get("score"), int | float) else None for j in judges]
+    return failed_at_min(rewards, bool(feedback.get("empty_answer")))
 
 
 def judge_failed(feedback: Any, name: str) -> float:

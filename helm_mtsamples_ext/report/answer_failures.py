@@ -25,13 +25,11 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from helm_mtsamples_ext.common.failure_kinds import CONTEXT_FAILURE, failure_kind
-from helm_mtsamples_ext.common.rubric import MAX_SCORE, MIN_SCORE
 from helm_mtsamples_ext.report.evidence import MINIMUMS
+from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD
 
 ALPHA = 0.05
 """Family-wise error rate of the warnings, over every (panel, judge, model) tested (Holm)."""
-FLOOR_REWARD = MIN_SCORE / MAX_SCORE
-"""A failed judgment at the scale's minimum: score 1 on every dimension."""
 SHARE_PREFIX = "failed_share:"
 """leaderboard.csv's column per judge: the share of that judge's calls on the model's answers that failed."""
 BOUNDED = "reward_failed_at_min"

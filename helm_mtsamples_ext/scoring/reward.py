@@ -155,10 +155,29 @@ class NoteScores:
         scores = [s for j in self.judges for s in j.scores.values()]
         return sum(scores) / len(scores) if scores else None
 
+    @property
+    def reward_failed_at_min(self) -> float:
+        """The reward with each failed judgment at the scale's minimum (``failed_at_min``), 0 for an empty answer."""
+        return failed_at_min([None if j.failed else j.reward for j in self.judges], self.empty_answer)
+
     def dimension_mean(self, dimension: str) -> float | None:
         """Panel mean 1-5 score over the judges with a valid score for this dimension."""
         scores = [j.scores[dimension] for j in self.judges if dimension in j.scores]
         return sum(scores) / len(scores) if scores else None
+
+
+FLOOR_REWARD = MIN_SCORE / MAX_SCORE
+"""A failed judgment at the scale's minimum: score 1 on every dimension."""
+
+
+def failed_at_min(judge_rewards: Sequence[float | None], empty_answer: bool) -> float:
+    """A note's reward with each failed judgment (a reward of None) at the scale's minimum, ``FLOOR_REWARD``; 0 for an
+    empty answer. What a lost judgment cannot push the reward below: the per-note rule of the report's
+    ``reward_failed_at_min`` (report/answer_failures.bounded_rewards), which the doors without HELM give per note."""
+    if empty_answer:
+        return 0.0
+    floored = [FLOOR_REWARD if r is None or math.isnan(r) else r for r in judge_rewards]
+    return sum(floored) / len(floored) if floored else FLOOR_REWARD
 
 
 def score_note(record: object, judge_names: Sequence[str] = ()) -> NoteScores:

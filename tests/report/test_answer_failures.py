@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helm_mtsamples_ext.report.answer_failures import (
     ALPHA,
     BOUNDED,
-    FLOOR_REWARD,
     SHARE_PREFIX,
     bounded_rewards,
     failure_shares,
@@ -25,6 +26,7 @@ from helm_mtsamples_ext.report.answer_failures import (
 )
 from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
+from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD, failed_at_min
 
 PANEL = "a+b"
 PLANT = "no verdict in reply: the verdict's text was copied from the answer"
@@ -216,3 +218,27 @@ def test_answers_too_long_for_the_judges_context_are_charged_and_keep_the_panels
     assert "a judge with a longer context would judge them" in warning
     (panel,) = [line for line in lines if line.startswith(f"Judge panel {PANEL}: 6 of 24 judge calls failed")]
     assert "6 prompt too long for the judge's context (give the judge a larger context" in panel
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.floats(0.2, 1.0)), min_size=1, max_size=4),
+    st.booleans(),
+)
+def test_the_doors_per_note_rule_is_the_reports_on_one_note(rewards: list[float | None], empty: bool) -> None:
+    """``scoring.reward.failed_at_min``, which the Inspect and verifiers doors give per note, is ``bounded_rewards``
+    on a table of that one note: one definition of ``reward_failed_at_min``."""
+    rows = pd.DataFrame(
+        [
+            {
+                "panel": "p",
+                "model": "m",
+                "note": "n",
+                "judge": f"j{i}",
+                "judge_reward": 0.0 if empty else (math.nan if r is None else r),
+                "status": "empty_answer" if empty else "failed" if r is None else "ok",
+                "empty_answer": empty,
+            }
+            for i, r in enumerate(rewards)
+        ]
+    )
+    assert failed_at_min(rewards, empty) == pytest.approx(float(bounded_rewards(rows)[BOUNDED].iloc[0]))

@@ -15,7 +15,6 @@ import pytest
 from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, failure_kind
 from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
-from helm_mtsamples_ext.inspect_scorer import failed_at_min
 from helm_mtsamples_ext.judges.reply.shape import completion_failure
 from helm_mtsamples_ext.scoring.reward import score_note
 from tests.doors.inspect.served_eval import failures, metric_values, panel_score, served_eval
@@ -69,8 +68,8 @@ def test_the_reward_with_failed_judgments_at_the_minimum_is_helms_reports() -> N
     scored = JudgeEntry(scores=dict.fromkeys(DIMENSIONS, 4))
     failed = JudgeEntry(status="failed", failure="empty reply")
     both = score_note(NoteRecord(judges={"a": scored, "b": failed}), ["a", "b"])
-    assert failed_at_min(both) == pytest.approx((4 / 5 + FLOOR) / 2)
+    assert both.reward_failed_at_min == pytest.approx((4 / 5 + FLOOR) / 2)
     nobody = score_note(NoteRecord(judges={"a": failed, "b": failed}), ["a", "b"])
-    assert nobody.unjudged and failed_at_min(nobody) == pytest.approx(FLOOR)
+    assert nobody.unjudged and nobody.reward_failed_at_min == pytest.approx(FLOOR)
     empty = score_note(NoteRecord(empty_answer=True), ["a", "b"])
-    assert failed_at_min(empty) == 0.0 and not math.isnan(failed_at_min(empty))
+    assert empty.reward_failed_at_min == 0.0 and not math.isnan(empty.reward_failed_at_min)

@@ -24,7 +24,7 @@ from helm_mtsamples_ext.common.outside_text import REPLACEMENT
 from helm_mtsamples_ext.judges import async_openai
 from helm_mtsamples_ext.judges.reply.shape import completion_failure
 from helm_mtsamples_ext.judges.settings import REPLY_CAP
-from helm_mtsamples_ext.report.answer_failures import FLOOR_REWARD
+from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD
 from tests.doors.verifiers.door import (
     ENV_ID,
     FAIL_MARKER,

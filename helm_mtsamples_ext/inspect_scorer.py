@@ -42,7 +42,7 @@ from helm_mtsamples_ext.common.secrets import install_log_scrubber, reachable_ke
 from helm_mtsamples_ext.inspect_judge import JudgeCall, ServerPace, judge_note
 from helm_mtsamples_ext.inspect_wire import masking_client
 from helm_mtsamples_ext.judges.async_panel import judge_panel
-from helm_mtsamples_ext.judges.capacity import probe_capacity
+from helm_mtsamples_ext.judges.capacity import endpoint_capacities
 from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys
 from helm_mtsamples_ext.judges.urls import normalise_base_url
 from helm_mtsamples_ext.report.answer_failures import BOUNDED, SHARE_PREFIX
@@ -160,10 +160,10 @@ def server_paces(judges: list[str], urls: list[str], keys: dict[str, EndpointKey
     if not urls:
         return {}
     pairs = list(zip(judges, urls if len(urls) > 1 else urls * len(judges), strict=True))
-    said = {u: probe_capacity(u, keys[u].key) for u in dict.fromkeys(normalise_base_url(url) for _, url in pairs)}
+    said = endpoint_capacities((url, keys[normalise_base_url(url)].key) for _, url in pairs)
     paces: dict[str, ServerPace] = {}
     for judge, url in pairs:
-        capacity = said[normalise_base_url(url)]
+        capacity = said.get(normalise_base_url(url))
         if capacity is not None:
             paces[judge] = ServerPace(normalise_base_url(url), capacity.slots, capacity.source)
     for pace in dict.fromkeys(paces.values()):

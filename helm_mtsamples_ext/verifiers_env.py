@@ -53,7 +53,7 @@ from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.async_openai import AsyncCallSettings, AsyncJudge
 from helm_mtsamples_ext.judges.async_panel import judge_panel
-from helm_mtsamples_ext.judges.capacity import probe_capacity
+from helm_mtsamples_ext.judges.capacity import endpoint_capacities, probe_capacity
 from helm_mtsamples_ext.judges.reachability import check_endpoint
 from helm_mtsamples_ext.judges.reply.reading import entry_of
 from helm_mtsamples_ext.judges.settings import REPLY_CAP
@@ -329,18 +329,10 @@ class _Gates:
 
 def endpoint_slots(judges: Sequence[ListedJudge], probe: Callable[..., Any] = probe_capacity) -> dict[str, int]:
     """Each judge endpoint's calls at once, where its server says (asked once per endpoint, at load)."""
-    slots: dict[str, int] = {}
-    for judge in judges:
-        url = normalise_base_url(judge.base_url) if judge.base_url else None
-        if url is None or url in slots:
-            continue
-        capacity = probe(judge.base_url, judge.api_key)
-        if capacity is not None:
-            slots[url] = capacity.slots
-            hwarn(
-                f"judge endpoint {url}: {capacity.source}; the verifiers environment sends it {capacity.slots} at once"
-            )
-    return slots
+    said = endpoint_capacities(((j.base_url, j.api_key) for j in judges if j.base_url), probe)
+    for url, capacity in said.items():
+        hwarn(f"judge endpoint {url}: {capacity.source}; the verifiers environment sends it {capacity.slots} at once")
+    return {url: capacity.slots for url, capacity in said.items()}
 
 
 class _Panel:

@@ -19,14 +19,14 @@ failure.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 
 from helm_mtsamples_ext.judges.reply.served_model import loaded_model
-from helm_mtsamples_ext.judges.urls import api_url, bearer_headers, split_query
+from helm_mtsamples_ext.judges.urls import api_url, bearer_headers, normalise_base_url, split_query
 
 PROBE_TIMEOUT = 10.0
 LLAMA_CPP_PYTHON = "llama-cpp-python's server serves one request at a time"
@@ -94,3 +94,22 @@ def probe_server(base_url: str, key: str | None, asked: str, timeout: float = PR
 def probe_capacity(base_url: str, key: str | None, timeout: float = PROBE_TIMEOUT) -> Capacity | None:
     """The endpoint's capacity if its server says it, else None."""
     return probe_server(base_url, key, "", timeout).capacity
+
+
+def endpoint_capacities(
+    endpoints: Iterable[tuple[str, str | None]],
+    probe: Callable[[str, str | None], Capacity | None] = probe_capacity,
+) -> dict[str, Capacity]:
+    """Each endpoint's capacity by its normalised URL, where its server says: ``endpoints`` are (base URL, key)
+    pairs, each distinct endpoint asked once (the doors without HELM, at start; HELM's path asks in readiness.py)."""
+    asked: set[str] = set()
+    said: dict[str, Capacity] = {}
+    for base_url, key in endpoints:
+        url = normalise_base_url(base_url)
+        if url in asked:
+            continue
+        asked.add(url)
+        capacity = probe(base_url, key)
+        if capacity is not None:
+            said[url] = capacity
+    return said

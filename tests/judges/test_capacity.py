@@ -13,6 +13,7 @@ from helm_mtsamples_ext.judges.capacity import (
     LLAMA_CPP_PYTHON,
     Capacity,
     ServerFacts,
+    endpoint_capacities,
     from_models,
     from_props,
     probe_capacity,
@@ -125,3 +126,18 @@ def test_the_server_is_asked_its_loaded_model_over_http_with_its_capacity() -> N
     with JudgeServer({"a": "steady"}, owned_by="me", model_file="/m/SmolLM2-135M-Instruct.Q4_1.gguf") as server:
         facts = probe_server(server.base_url, None, "a")
     assert facts == ServerFacts(Capacity(1, LLAMA_CPP_PYTHON), "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def test_the_doors_ask_each_endpoint_once_and_keep_what_it_said() -> None:
+    """endpoint_capacities (the Inspect and verifiers doors' start): one probe per endpoint, however its URL is
+    written, and an endpoint that says nothing is left out (its calls are not limited)."""
+    asked: list[tuple[str, str | None]] = []
+
+    def probe(base_url: str, key: str | None) -> Capacity | None:
+        asked.append((base_url, key))
+        return Capacity(1, "one slot") if "8081" in base_url else None
+
+    endpoints = [("http://127.0.0.1:8081/v1", "k"), ("http://127.0.0.1:8081/v1/", "k"), ("http://127.0.0.1:9/v1", None)]
+    said = endpoint_capacities(endpoints, probe)
+    assert asked == [("http://127.0.0.1:8081/v1", "k"), ("http://127.0.0.1:9/v1", None)]
+    assert said == {"http://127.0.0.1:8081/v1": Capacity(1, "one slot")}

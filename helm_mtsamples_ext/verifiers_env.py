@@ -38,7 +38,7 @@ from helm_mtsamples_ext.common.failure_kinds import DOOR_FAILED, GAVE_UP_WAITING
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
-from helm_mtsamples_ext.common.outside_text import encodable, encodable_text, terminal
+from helm_mtsamples_ext.common.outside_text import encodable, encodable_text, strings_mapped, terminal
 from helm_mtsamples_ext.common.record import JudgeEntry
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import (
@@ -259,13 +259,7 @@ def kept(value: Any) -> Any:
     most ``INFO_TEXT_CAP`` characters. Why: verifiers' env server sends each rollout's output as msgpack, which
     raises on a lone surrogate outside any handler, so the rollout's answer never came and the run waited (10 h,
     its request timeout); a 5 MB explanation would be carried whole."""
-    if isinstance(value, str):
-        return encodable_text(value[:INFO_TEXT_CAP])
-    if isinstance(value, Mapping):
-        return {kept(k) if isinstance(k, str) else k: kept(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [kept(item) for item in value]
-    return value
+    return strings_mapped(value, lambda text: encodable_text(text[:INFO_TEXT_CAP]))
 
 
 def door_failure(error: BaseException, scrub: Callable[[str], str] = str) -> str:

@@ -17,11 +17,22 @@ returns plain ``str``; ``encodable`` also counts what it replaced, so the bounda
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
-__all__ = ["Encodable", "REPLACEMENT", "encodable", "encodable_table", "encodable_text", "markdown", "terminal"]
+__all__ = [
+    "Encodable",
+    "REPLACEMENT",
+    "encodable",
+    "encodable_table",
+    "encodable_text",
+    "markdown",
+    "strings_mapped",
+    "terminal",
+]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = "\ud800-\udfff"
@@ -63,6 +74,19 @@ def encodable(text: str) -> Encodable:
 def encodable_text(text: str) -> str:
     """``encodable(text).text``: for a boundary that names nothing (the count is named where the text entered)."""
     return _UNENCODABLE.sub(REPLACEMENT, text)
+
+
+def strings_mapped(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON-like: mappings, lists, tuples, scalars) with every string, keys included, through ``change``;
+    a tuple comes back a list, as JSON has it. For a whole reply or record that outside text reaches (a key to mask,
+    a character no file takes)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, Mapping):
+        return {strings_mapped(k, change): strings_mapped(v, change) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strings_mapped(v, change) for v in value]
+    return value
 
 
 def encodable_table(table: pd.DataFrame) -> tuple[pd.DataFrame, int]:

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from helm_mtsamples_ext.common.failure_kinds import reply_too_long
+from helm_mtsamples_ext.common.outside_text import strings_mapped
 from helm_mtsamples_ext.judges.cache_store import shared_store
 from helm_mtsamples_ext.judges.reply.served_model import LOADED_KEY, NOT_REPORTED, ServedModel, served_model
 from helm_mtsamples_ext.judges.reply.shape import NoText, error_beside, readable, reply_shape, unreadable
@@ -51,17 +52,6 @@ def clip(text: str, cap: int = STORED_REPLY_CAP) -> str:
     if len(text) <= cap:
         return text
     return f"{text[:cap]}… [cut: {len(text)} characters in all]"
-
-
-def scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
-    """``value`` (a JSON-like response) with every string scrubbed."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {scrub_json(k, scrub): scrub_json(v, scrub) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub_json(v, scrub) for v in value]
-    return value
 
 
 def completion_problem(response: Any, scrub: Callable[[str], str]) -> Exception | None:
@@ -126,7 +116,7 @@ class CacheGate:
             if problem is not None:  # raised, so HELM stores nothing
                 self._local.error = problem
                 raise problem
-            stored = scrub_json(readable(response), self._scrub)
+            stored = strings_mapped(readable(response), self._scrub)
             if isinstance(stored, dict):
                 stored.pop(LOADED_KEY, None)  # only what our own probe learned, never what a reply claims
                 if self.loaded_model is not None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.common.outside_text import encodable, encodable_table, markdown, terminal
+from helm_mtsamples_ext.common.outside_text import encodable, encodable_table, markdown, strings_mapped, terminal
 
 ENCODABLE_ATTACKS = [
     ("lone high surrogate", "plan \ud800 rest", "plan \ufffd rest", 1),
@@ -104,3 +104,11 @@ def test_markdown_is_one_line_without_live_markup(text: str) -> None:
     assert "\n" not in line and "<" not in line
     unescaped = re.sub(r"\\.", "", line)  # what is left once every escaped character is taken out
     assert not re.search(r"[`*\[\]|]", unescaped)
+
+
+def test_every_string_of_a_json_like_value_is_changed_keys_included_and_nothing_else() -> None:
+    """strings_mapped: what masks a key in a cached reply (cache_gate.py) and makes a verifiers rollout's info
+    encodable (verifiers_env.kept) alike, at any depth."""
+    value = {"a\ud800": [{"b": "x\x00y"}, ("t", 3)], "n": None, "f": 1.5}
+    changed = strings_mapped(value, lambda text: encodable(text).text.upper())
+    assert changed == {"A\ufffd": [{"B": "X\ufffdY"}, ["T", 3]], "N": None, "F": 1.5}

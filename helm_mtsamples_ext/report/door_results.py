@@ -130,7 +130,7 @@ def _inspect_rows(header: Mapping[str, Any], samples: list[Any]) -> Iterator[dic
         metadata = score.get("metadata") or {}
         judges = metadata.get("judges") or {}
         if metadata.get("empty_answer"):
-            record: dict[str, Any] = {"failed_judges": [], "answer": "empty"}
+            record: dict[str, Any] = NoteRecord.empty().to_dict()
         else:
             record = {**judges, "failed_judges": list(metadata.get("failures") or {})}
         note = f"{sample.get('id')}#{sample.get('epoch', 1)}"
@@ -160,7 +160,7 @@ def _verifiers_record(info: Mapping[str, Any]) -> tuple[object, list[str]]:
         parsed = NoteRecord.from_dict(record)
         return record, judges or (list(parsed.judges) if parsed is not None else [])
     if feedback.get("empty_answer"):
-        return {"failed_judges": [], "answer": "empty"}, judges
+        return NoteRecord.empty().to_dict(), judges
     failed = [str(j["name"]) for j in feedback.get("judges") or [] if isinstance(j, Mapping) and j.get("error")]
     entries = {
         str(j["name"]): {**{d: {"score": s} for d, s in (j.get("scores") or {}).items()}, "failure": j.get("error")}

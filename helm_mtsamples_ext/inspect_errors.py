@@ -16,7 +16,7 @@ import openai
 from inspect_ai.model import ContentText, ModelOutput
 from tenacity import RetryError
 
-from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, DOOR_FAILED, TIMED_OUT, http_failure
+from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, TIMED_OUT, door_failure, http_failure
 from helm_mtsamples_ext.judges.async_attempts import kind_of
 from helm_mtsamples_ext.judges.reply.shape import reply_shape
 
@@ -117,7 +117,7 @@ def failure_of(error: BaseException, call: CallBounds) -> str:
         return f"{CONNECTION_FAILED}: {said}"
     status = getattr(error, "status_code", None)
     # no status, no connection, no timeout: Inspect or our code raised on what it was handed (the door's failing)
-    return http_failure(status, said) if status else f"{DOOR_FAILED}: {type(error).__name__}: {said}"
+    return http_failure(status, said) if status else door_failure(error, said)
 
 
 def shape_failure(output: ModelOutput) -> str | None:

@@ -33,8 +33,9 @@ from types import TracebackType
 from typing import Any
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common import failure_kinds
 from helm_mtsamples_ext.common.choices import HELM_FENCED
-from helm_mtsamples_ext.common.failure_kinds import DOOR_FAILED, GAVE_UP_WAITING
+from helm_mtsamples_ext.common.failure_kinds import GAVE_UP_WAITING
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
@@ -247,9 +248,6 @@ if not getattr(sys.excepthook, "mtsamples_one_line", False):
     sys.excepthook = _one_line_hook(sys.excepthook)
 
 
-DOOR_FAILURE = f"{DOOR_FAILED}: the verifiers environment"
-"""The kind of a failure our own code raised while judging (a bug, never the judge's verdict): named and unjudged,
-where verifiers would have scored the exception 0."""
 INFO_TEXT_CAP = REPLY_CAP
 """The most characters any text we put in ``info`` keeps (a judge's reply is clipped there already)."""
 
@@ -263,9 +261,9 @@ def kept(value: Any) -> Any:
 
 
 def door_failure(error: BaseException, scrub: Callable[[str], str] = str) -> str:
-    """The named failure of an exception our reward path raised (its class and first words, a key scrubbed)."""
-    said = " ".join(scrub(str(error)).split())[:200]
-    return f"{DOOR_FAILURE}: {type(error).__name__}" + (f": {said}" if said else "")
+    """The named failure of an exception our reward path raised (a bug, never the judge's verdict: named and
+    unjudged, where verifiers would have scored the exception 0), its first words with any key scrubbed."""
+    return failure_kinds.door_failure(error, " ".join(scrub(str(error)).split())[:200], "the verifiers environment")
 
 
 def failed_note(listed: Sequence[ListedJudge], failure: str) -> dict[str, Any]:
@@ -358,7 +356,7 @@ class _Panel:
     async def reward(self, completion: Any, info: dict[str, Any]) -> float:
         """Our reward for one rollout (NaN when no judge scored the note); the panel's detail into ``info``. Never
         raises: verifiers scores a reward function's exception 0, a lost judgment counted as the lowest score, so
-        any exception below is a named failure (``DOOR_FAILURE``), the note unjudged."""
+        any exception below is a named failure (``door_failure``), the note unjudged."""
         try:
             judged = await judge_panel(
                 _completion_text(completion),

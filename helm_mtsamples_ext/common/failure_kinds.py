@@ -16,6 +16,7 @@ __all__ = [
     "REPLY_TOO_LONG",
     "advice",
     "context_failure",
+    "door_failure",
     "failure_kind",
     "http_failure",
     "reply_too_long",
@@ -125,6 +126,12 @@ def context_failure(message: str) -> str | None:
 def reply_too_long(length: int, cap: int) -> str:
     """The failure of a reply of ``length`` characters over the cap, in the same words at every door."""
     return f"{REPLY_TOO_LONG} ({length} characters; the cap is {cap})"
+
+
+def door_failure(error: BaseException, said: str, where: str = "") -> str:
+    """The failure of an exception our own door code raised while judging (its class and first words, already
+    scrubbed), the same at every door; ``where`` names the door when its records may be read beside another's."""
+    return f"{DOOR_FAILED}: {where + ': ' if where else ''}{type(error).__name__}" + (f": {said}" if said else "")
 
 
 def http_failure(status: int | None, message: str) -> str:

@@ -50,11 +50,11 @@ def main() -> None:
 
     import numpy as np
 
-    from helm_mtsamples_ext.report.agreement import icc_3_1, resampled
-    from helm_mtsamples_ext.report.ceiling import ceiling_stats
     from helm_mtsamples_ext.report.cli import main as report
     from helm_mtsamples_ext.report.ratings import human_reward, read_ratings
-    from helm_mtsamples_ext.report.stats import BootstrapSettings
+    from helm_mtsamples_ext.stats.agreement import icc_3_1, resampled
+    from helm_mtsamples_ext.stats.ceiling import ceiling_stats
+    from helm_mtsamples_ext.stats.intervals import BootstrapSettings
     from tests.report import ceiling_reference, rated
 
     settings = BootstrapSettings(n_resamples=args.bootstrap)

@@ -28,8 +28,8 @@ from helm.benchmark.model_deployment_registry import ClientSpec, ModelDeployment
 from benchmarks import parse_args  # noqa: E402
 from benchmarks.bench_judges import fresh_auto_client, make_states  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.judges.call import JudgeAccessError  # noqa: E402
-from helm_mtsamples_ext.judges.exchange import quiet_client_errors  # noqa: E402
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeAccessError  # noqa: E402
+from helm_mtsamples_ext.judges.helm_calls.exchange import quiet_client_errors  # noqa: E402
 from tests.servers.judge import Behaviour, JudgeServer  # noqa: E402
 
 FAULTS: dict[str, dict[str, Any]] = {

@@ -48,8 +48,8 @@ from helm.common.request import GeneratedOutput, Request, RequestResult  # noqa:
 
 from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext.annotator import JudgeAnnotator  # noqa: E402
-from helm_mtsamples_ext.judges.endpoints import register_endpoint_deployment  # noqa: E402
-from helm_mtsamples_ext.judges.keys import credentials_with_keys, resolve_endpoint_keys  # noqa: E402
+from helm_mtsamples_ext.judges.helm_calls.endpoints import register_endpoint_deployment  # noqa: E402
+from helm_mtsamples_ext.judges.helm_calls.keys import credentials_with_keys, resolve_endpoint_keys  # noqa: E402
 from tests.servers.judge import JudgeServer  # noqa: E402
 
 FANOUT_CONCURRENCY = 48

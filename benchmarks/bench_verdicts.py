@@ -36,8 +36,8 @@ KINDS = {"about as well": "about as well", "less than": "less", "more than": "mo
 def agreement_rates(draws: int, bootstrap: int, judges: list[float], answers: list[int]) -> None:
     import numpy as np
 
-    from helm_mtsamples_ext.report.human_agreement import agreement_table
-    from helm_mtsamples_ext.report.stats import BootstrapSettings
+    from helm_mtsamples_ext.stats.human_agreement import agreement_table
+    from helm_mtsamples_ext.stats.intervals import BootstrapSettings
     from tests.report.simulated_agreement import PANEL, agreement_draw
 
     settings = BootstrapSettings(n_resamples=bootstrap)
@@ -59,8 +59,8 @@ def audit_rates(draws: int, bootstrap: int) -> None:
     import numpy as np
 
     from helm_mtsamples_ext.report.audit import AUROC_BLIND, COIN_TOSS, judge_audit
-    from helm_mtsamples_ext.report.evidence import MINIMUMS
-    from helm_mtsamples_ext.report.stats import BootstrapSettings
+    from helm_mtsamples_ext.stats.evidence import MINIMUMS
+    from helm_mtsamples_ext.stats.intervals import BootstrapSettings
     from tests.report.simulated_agreement import PANEL, audit_draw
 
     settings = BootstrapSettings(n_resamples=bootstrap)

@@ -22,9 +22,9 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext.report.drift import drift  # noqa: E402
-from helm_mtsamples_ext.report.pairwise import pairwise  # noqa: E402
-from helm_mtsamples_ext.report.self_preference import FAVOURS, self_preference  # noqa: E402
-from helm_mtsamples_ext.report.stats import BootstrapSettings  # noqa: E402
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings  # noqa: E402
+from helm_mtsamples_ext.stats.pairwise import pairwise  # noqa: E402
+from helm_mtsamples_ext.stats.self_preference import FAVOURS, self_preference  # noqa: E402
 from tests.report.simulated import (  # noqa: E402
     Panel,
     board_of,

@@ -31,12 +31,12 @@ from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.common.panel import panel_from_args
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.helm_host.families import creator_of
-from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
-from helm_mtsamples_ext.judges.progress import progress_bar
-from helm_mtsamples_ext.judges.prompt import build_prompt
-from helm_mtsamples_ext.judges.session import Call, JudgingSession
-from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.judges.suite_progress import suite_position
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.settings import CallSettings
+from helm_mtsamples_ext.judges.helm_calls.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
+from helm_mtsamples_ext.judges.helm_calls.progress import progress_bar
+from helm_mtsamples_ext.judges.helm_calls.session import Call, JudgingSession
+from helm_mtsamples_ext.judges.helm_calls.suite_progress import suite_position
 
 DEFAULT = RunEntryArgs()
 """The annotator's defaults are the run entry's (run_entry_args.py): a run_spec.json that leaves an argument
@@ -73,7 +73,7 @@ def make_encodable(state: RequestState) -> int:
 
 
 def answer_of(state: RequestState, args: RunEntryArgs) -> CutAnswer:
-    """The plan as the judges read it: cut at ``answer_cap`` characters (judges/answer_cap.py)."""
+    """The plan as the judges read it: cut at ``answer_cap`` characters (common/answer_cap.py)."""
     return judged_answer(whole_answer(state, args.use_think), args.answer_cap)
 
 

@@ -25,7 +25,7 @@ from helm.benchmark.scenarios.scenario import TEST_SPLIT, VALID_SPLIT, Instance
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.judging_cost import (
     CHARS_PER_TOKEN,

@@ -2,7 +2,7 @@
 
 Why apart from inspect_task.py: the task is the harness glue (arguments, the notes as samples, the model under
 test); this is what a note's score is. The rules are the core's: the judge prompt, the verdict reading
-(inspect_judge.py) and the reward (scoring.reward.score_note).
+(judges/inspect_calls/judge.py) and the reward (scoring.reward.score_note).
 
 Unjudged notes (no judge of the panel gave a verdict that counts) must not count as 0. Inspect 0.3.285 skips a
 NaN score value when it computes metrics: at the root (``Score.unscored()``) or, in a dict value, per key (the
@@ -39,15 +39,15 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import install_log_scrubber, reachable_keys
-from helm_mtsamples_ext.inspect_judge import JudgeCall, ServerPace, judge_note
-from helm_mtsamples_ext.inspect_wire import masking_client
-from helm_mtsamples_ext.judges.async_panel import judge_panel
-from helm_mtsamples_ext.judges.capacity import endpoint_capacities
-from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys
-from helm_mtsamples_ext.judges.urls import normalise_base_url
+from helm_mtsamples_ext.judges.core.async_panel import judge_panel
+from helm_mtsamples_ext.judges.core.capacity import endpoint_capacities
+from helm_mtsamples_ext.judges.core.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys
+from helm_mtsamples_ext.judges.core.urls import normalise_base_url
+from helm_mtsamples_ext.judges.inspect_calls.judge import JudgeCall, ServerPace, judge_note
+from helm_mtsamples_ext.judges.inspect_calls.wire import masking_client
 from helm_mtsamples_ext.report.answer_failures import BOUNDED, SHARE_PREFIX
-from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
 from helm_mtsamples_ext.scoring.reward import NoteScores, score_note
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings, reward_ci
 
 __all__ = [
     "EvalSize",
@@ -141,7 +141,7 @@ def bootstrap_ci(resamples: int = 2000, seed: int = 0) -> Metric:
 
 
 def endpoint_keys(urls: list[str]) -> dict[str, EndpointKey]:
-    """Each judge URL's key, by normalised URL, by HELM's path's rule (judges/endpoint_keys.py): the environment
+    """Each judge URL's key, by normalised URL, by HELM's path's rule (judges/core/endpoint_keys.py): the environment
     only, since Inspect reads no credentials.conf."""
     return resolve_endpoint_keys(enumerate(urls, 1), {}, os.environ)
 
@@ -175,7 +175,7 @@ def judge_models(
     judges: list[str], urls: list[str], keys: dict[str, EndpointKey], secrets: tuple[str, ...]
 ) -> dict[str, Model]:
     """Each judge as an Inspect model; one served at ``judge_base_url`` with its key from ``keys`` (endpoint_keys)
-    behind a client masking ``secrets`` in what its server sends back (inspect_wire.py). Not memoized by Inspect:
+    behind a client masking ``secrets`` in what its server sends back (judges/inspect_calls/wire.py). Not memoized by Inspect:
     its cache key leaves the client out, and a model reused from another eval could hold a client that was closed
     and rebuilt without the mask."""
     if not urls:

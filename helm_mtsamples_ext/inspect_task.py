@@ -2,7 +2,7 @@
 
 Only the harness glue lives here; the rules are the core's. The dataset is our pinned notes with HELM's extraction
 (data.notes, data.instances); the model under test reads the words HELM gives it (common.model_prompt); the scorer
-asks our panel through Inspect's own model API (inspect_judge.py), with our judge prompt, our verdict reading and
+asks our panel through Inspect's own model API (judges/inspect_calls/judge.py), with our judge prompt, our verdict reading and
 our reward (scoring.reward.score_note), in inspect_scorer.py. The task's arguments are the run entry's, parsed by
 ``RunEntryArgs`` so the defaults and the errors are the same as in HELM: an unknown ``-T`` name names the closest
 argument, one this door does not honour is refused, and a key given as an argument is refused with where keys go
@@ -45,7 +45,7 @@ from helm_mtsamples_ext.inspect_scorer import (
     panel_names,
     panel_scorer,
 )
-from helm_mtsamples_ext.judges.reachability import check_endpoint
+from helm_mtsamples_ext.judges.core.reachability import check_endpoint
 
 __all__ = ["mtsamples_procedures"]
 

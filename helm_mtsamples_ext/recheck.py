@@ -12,7 +12,7 @@ client but never its cache (nothing of the suite, its cache or its records chang
 call it prints the calls and tokens (and, with prices, the cost) as ``python -m helm_mtsamples_ext.estimate``
 does, and above ``RECHECK_CALLS_WITHOUT_YES`` calls it makes none without ``--yes``.
 
-The door only: reading the suite is report/judged_answers.py's, the calls judges/recheck_calls.py's, the
+The door only: reading the suite is report/judged_answers.py's, the calls judges/helm_calls/recheck_calls.py's, the
 comparison report/drift.py's.
 """
 
@@ -29,8 +29,8 @@ from helm_mtsamples_ext.common.atomic import replace_file
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.common.suite_name import suite_problem
-from helm_mtsamples_ext.judges.call import JudgeAccessError
-from helm_mtsamples_ext.judges.recheck_calls import Question, ask_again, question, uncached_client
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeAccessError
+from helm_mtsamples_ext.judges.helm_calls.recheck_calls import Question, ask_again, question, uncached_client
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
 from helm_mtsamples_ext.report.csv_safe import safe_rows
 from helm_mtsamples_ext.report.drift import DRIFT_COLUMNS, DRIFT_FILE, Recheck, compared, drift, drift_line
@@ -43,8 +43,8 @@ from helm_mtsamples_ext.report.judged_answers import (
     sample_runs,
 )
 from helm_mtsamples_ext.report.judging_cost import CHARS_PER_TOKEN, VERDICT_TOKENS, Estimate, Judge, render
-from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.suite import report_path, suite_path
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
 
 def _positive(text: str) -> int:

@@ -52,13 +52,13 @@ from helm_mtsamples_ext.common.secrets import (
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
-from helm_mtsamples_ext.judges.async_openai import AsyncCallSettings, AsyncJudge
-from helm_mtsamples_ext.judges.async_panel import judge_panel
-from helm_mtsamples_ext.judges.capacity import endpoint_capacities, probe_capacity
-from helm_mtsamples_ext.judges.reachability import check_endpoint
-from helm_mtsamples_ext.judges.reply.reading import entry_of
-from helm_mtsamples_ext.judges.settings import REPLY_CAP
-from helm_mtsamples_ext.judges.urls import normalise_base_url
+from helm_mtsamples_ext.judges.core.async_panel import judge_panel
+from helm_mtsamples_ext.judges.core.capacity import endpoint_capacities, probe_capacity
+from helm_mtsamples_ext.judges.core.reachability import check_endpoint
+from helm_mtsamples_ext.judges.core.reply.reading import entry_of
+from helm_mtsamples_ext.judges.core.settings import REPLY_CAP
+from helm_mtsamples_ext.judges.core.urls import normalise_base_url
+from helm_mtsamples_ext.judges.openai_calls.judge import AsyncCallSettings, AsyncJudge
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
 from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD, failed_at_min, score_note, slugify

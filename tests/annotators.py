@@ -11,7 +11,7 @@ from helm.clients.auto_client import AutoClient
 from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
 from helm_mtsamples_ext.annotator import JudgeAnnotator
-from helm_mtsamples_ext.judges.endpoints import endpoint_deployment_name
+from helm_mtsamples_ext.judges.helm_calls.endpoints import endpoint_deployment_name
 from tests.servers.judge import JudgeServer
 from tests.states import request_state
 

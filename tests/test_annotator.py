@@ -23,9 +23,9 @@ from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_a
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.call import JudgeAccessError, classify
-from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, endpoint_deployment_name
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.core.settings import CallSettings
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeAccessError, classify
+from helm_mtsamples_ext.judges.helm_calls.endpoints import JudgeEndpointClient, endpoint_deployment_name
 from tests.annotators import NOTE, judge_specs, make_annotator, notes, state
 from tests.servers.judge import Behaviour, JudgeServer, verdict_json
 from tests.states import request_state

@@ -143,7 +143,10 @@ def collect(directory: Path) -> subprocess.CompletedProcess[str]:
 
 def test_a_planted_module_importing_helm_without_the_marker_fails_collection(tmp_path: Path) -> None:
     """Lazily, through a module of ours: nothing runs at collection, and the rule still sees it."""
-    plant(tmp_path, {"test_planted.py": "def test_x():\n    from helm_mtsamples_ext.judges.call import JudgeCaller\n"})
+    plant(
+        tmp_path,
+        {"test_planted.py": "def test_x():\n    from helm_mtsamples_ext.judges.helm_calls.call import JudgeCaller\n"},
+    )
     failed = collect(tmp_path)
     assert failed.returncode == pytest.ExitCode.USAGE_ERROR, failed.stdout + failed.stderr
     (line,) = [line for line in failed.stderr.splitlines() if line.strip()]

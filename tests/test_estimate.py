@@ -9,7 +9,7 @@ import pytest
 from helm.benchmark.scenarios.scenario import Instance
 
 from helm_mtsamples_ext.estimate import CHARS_PER_TOKEN, VERDICT_TOKENS, Judge, estimate, main
-from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
 from helm_mtsamples_ext.report.cost import Price, Prices
 from tests.states import request_state
 from tests.synthetic_notes import SyntheticNotes

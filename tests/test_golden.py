@@ -16,7 +16,7 @@ from helm_mtsamples_ext.common.failure_kinds import (
     failure_kind,
 )
 from helm_mtsamples_ext.data.instances import build_samples
-from helm_mtsamples_ext.judges.reply.shape import completion_failure
+from helm_mtsamples_ext.judges.core.reply.shape import completion_failure
 from tests import golden
 from tests.synthetic_notes import HELM_INSTANCES, notes_in, write_synthetic_notes
 

@@ -16,12 +16,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "helm_mtsamples_ext"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-HELM_FREE = ("common", "data", "scoring", "judges/reply", "report")
+HELM_FREE = ("common", "data", "scoring", "stats", "judges/core", "judges/openai_calls", "report")
 """The folders the "core-without-helm" contract names."""
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "400"}  # one contract line, one output line
     return subprocess.run(
         [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(root / "pyproject.toml")],
         cwd=root, env=env, capture_output=True, text=True, timeout=120,
@@ -48,12 +48,37 @@ def test_the_contracts_hold_on_the_package_as_it_is(copy: Path) -> None:
 
 
 def test_a_report_module_importing_the_judges_breaks_the_contracts(copy: Path) -> None:
-    plant(copy, "report/stats.py", "import helm_mtsamples_ext.judges.call")
+    plant(copy, "report/tables.py", "import helm_mtsamples_ext.judges.helm_calls.call")
     result = lint_imports(copy)
     assert result.returncode != 0
     assert "the report reads suites, never calls a judge or HELM BROKEN" in result.stdout
-    assert "the core runs without HELM installed BROKEN" in result.stdout, "judges.call imports helm"
-    assert "helm_mtsamples_ext.report.stats -> helm_mtsamples_ext.judges.call" in result.stdout
+    assert "the core runs without HELM installed BROKEN" in result.stdout, "judges.helm_calls.call imports helm"
+    assert "helm_mtsamples_ext.report.tables -> helm_mtsamples_ext.judges.helm_calls.call" in result.stdout
+
+
+def test_the_judging_core_importing_a_transport_or_a_harness_breaks_the_contracts(copy: Path) -> None:
+    """The contracts name the core folder, so a module added to it is held to them without a word more."""
+    plant(copy, "judges/core/turns.py", "import helm_mtsamples_ext.judges.helm_calls.outcome")
+    (copy / PACKAGE / "judges/core/new_step.py").write_text("import inspect_ai\nimport helm.common.request\n")
+    result = lint_imports(copy)
+    assert result.returncode != 0
+    assert "the judging core stands under every transport and imports none BROKEN" in result.stdout
+    assert "helm_mtsamples_ext.judges.core.turns -> helm_mtsamples_ext.judges.helm_calls.outcome" in result.stdout
+    assert "the judging core imports no harness and no SDK" in result.stdout
+    assert "helm_mtsamples_ext.judges.core.new_step -> inspect_ai" in result.stdout
+    assert "helm_mtsamples_ext.judges.core.new_step -> helm" in result.stdout
+
+
+def test_the_statistics_doing_io_or_reading_a_suite_breaks_the_contracts(copy: Path) -> None:
+    plant(copy, "stats/ties.py", "import pathlib")
+    plant(copy, "stats/ranks.py", "import helm_mtsamples_ext.report.suite")
+    (copy / PACKAGE / "stats/new_fit.py").write_text("import helm_mtsamples_ext.data.download\n")
+    result = lint_imports(copy)
+    assert result.returncode != 0
+    assert "the statistics are pure: no I/O, no HELM, no reading of suites BROKEN" in result.stdout
+    assert "helm_mtsamples_ext.stats.ties -> pathlib" in result.stdout
+    assert "helm_mtsamples_ext.stats.new_fit -> helm_mtsamples_ext.data.download" in result.stdout
+    assert "helm_mtsamples_ext.stats is not allowed to import helm_mtsamples_ext.report" in result.stdout
 
 
 def test_common_importing_a_higher_layer_or_helm_breaks_the_contracts(copy: Path) -> None:
@@ -66,8 +91,8 @@ def test_common_importing_a_higher_layer_or_helm_breaks_the_contracts(copy: Path
 
 
 def test_an_import_cycle_breaks_the_contracts(copy: Path) -> None:
-    plant(copy, "report/ties.py", "import helm_mtsamples_ext.report.stats")
-    plant(copy, "report/stats.py", "import helm_mtsamples_ext.report.ties")
+    plant(copy, "stats/ties.py", "import helm_mtsamples_ext.stats.intervals")
+    plant(copy, "stats/intervals.py", "import helm_mtsamples_ext.stats.ties")
     result = lint_imports(copy)
     assert result.returncode != 0
     assert "no import cycle between the modules of one package, at any depth BROKEN" in result.stdout

@@ -13,10 +13,10 @@ EXTRACTION_MODES: tuple[str, ...] = ("helm", "sections")
 """How a note is cut into input and reference (data/sections.py; docs/extraction.md)."""
 
 STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off")
-"""The response format asked of a judge (judges/formats.py): ``auto`` tries the others in order."""
+"""The response format asked of a judge (judges/helm_calls/formats.py): ``auto`` tries the others in order."""
 
 PROMPT_STYLES: tuple[str, ...] = ("ours", "helm", "prefix")
-"""What a run entry may name: ``prefix`` (judges/prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay
+"""What a run entry may name: ``prefix`` (judges/core/prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay
 for runs that stored them."""
 
 HELM_FENCED = "helm_fenced"

@@ -1,7 +1,7 @@
 """A model's family: the organization that made it, as HELM's model metadata names it (helm_host/families.py
 reads it there), compared without case; and a judge's declared one.
 
-Self-preference (report/self_preference.py) asks whether a judge favours answers of its own family, so
+Self-preference (stats/self_preference.py) asks whether a judge favours answers of its own family, so
 the run stores each judge's family (panel.py, in run_spec.json) and the model under test's (record.py,
 in each note's record) while HELM's registry is loaded: the metadata may come from the suite's own
 ``prod_env/``, which the report never reads. An endpoint judge's registered metadata names its host,

@@ -29,7 +29,7 @@ MODEL_FAMILY = "model_family"
 """The model under test's maker (families.py), resolved while the run had HELM's registry: absent when unknown."""
 ANSWER_CUT = "answer_cut"
 """The answer's length in characters when it was longer than ``answer_cap`` and judged on its first ``answer_cap``
-characters (judges/answer_cap.py); absent when the judges read it whole."""
+characters (common/answer_cap.py); absent when the judges read it whole."""
 RULES_VERSION_KEY = "rules_version"
 """The rules the note was scored under (common/rules.py); absent in records written before versioning."""
 RESERVED_KEYS = frozenset({FAILED_JUDGES, ANSWER, MODEL_FAMILY, ANSWER_CUT, RULES_VERSION_KEY})
@@ -49,7 +49,7 @@ TOKENS_IN, TOKENS_OUT = "tokens_in", "tokens_out"
 """The judge's input (prompt) and output (completion) tokens over the note's calls, as the server reported."""
 REPORTED_MODEL, SYSTEM_FINGERPRINT, LOADED_MODEL = "reported_model", "system_fingerprint", "loaded_model"
 """The model the judge's server said it ran for the verdict, its ``system_fingerprint``, and the model file or
-id the server said it loaded (judges/served_model.py); absent when the server said none, and in records
+id the server said it loaded (judges/core/reply/served_model.py); absent when the server said none, and in records
 written before they were kept."""
 
 

@@ -1,7 +1,7 @@
 """Every key the annotator can reach, so that each is masked wherever a judge's words are kept.
 
 A judge server may echo the key it was sent (in a verdict's explanation, an error message, an error body).
-Endpoint keys (judges/keys.py) are one source; hosted judges are HELM model deployments, and HELM hands their
+Endpoint keys (judges/helm_calls/keys.py) are one source; hosted judges are HELM model deployments, and HELM hands their
 clients keys from two more places, both readable by the annotator's process:
 - ``credentials.conf`` (or ``HELM_CREDENTIALS``, parsed by HELM into the AutoClient's ``credentials``):
   ``<host>ApiKey`` (``helm.common.credentials_utils.provide_api_key``), the ``deployments`` map of keys by

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.report.evidence import MINIMUMS
-from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
+from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW
 
 
 def _num(value: float, digits: int = 2) -> str:

@@ -25,8 +25,8 @@ import pandas as pd
 from scipy.stats import fisher_exact
 
 from helm_mtsamples_ext.common.failure_kinds import CONTEXT_FAILURE, failure_kind
-from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
 
 ALPHA = 0.05
 """Family-wise error rate of the warnings, over every (panel, judge, model) tested (Holm)."""

@@ -5,7 +5,7 @@ Control runs answer every note with fixed text built from the note itself (model
 `truncated` the first third of the reference, `padded` the reference plus generic filler. A fair judge scores
 reference well above shuffled, truncated below reference, and padded no higher than reference. Each comparison
 is made on the same notes, paired by instance id, per judge and for the panel's reward, and bootstrapped over
-notes with the report's own settings (`report/stats.py`), so its uncertainty reads like the leaderboard's.
+notes with the report's own settings (`stats/intervals.py`), so its uncertainty reads like the leaderboard's.
 
 Pure pandas/numpy on the report's per-judge instance table; no I/O. The verdict thresholds are module constants,
 documented in the README ("Judge audit").
@@ -20,10 +20,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from helm_mtsamples_ext.data.controls import CONTROL_KINDS, CONTROL_ORGANIZATION
-from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
-from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_ci, paired_difference
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.data.controls import CONTROL_KINDS
+from helm_mtsamples_ext.stats.controls import control_kind
+from helm_mtsamples_ext.stats.evidence import MINIMUMS, constant, mostly_tied, too_few
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings, paired_ci, paired_difference
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
 REFERENCE, SHUFFLED, TRUNCATED, PADDED = CONTROL_KINDS
 PANEL = "(panel)"
@@ -49,13 +50,6 @@ COLUMNS = [
     "n_padded", "verbosity_bias", "verbosity_ci_low", "verbosity_ci_high",
     "n_truncated", "completeness_sensitivity", "completeness_ci_low", "completeness_ci_high", "verdict",
 ]  # fmt: skip
-
-
-def control_kind(model: str) -> str:
-    """`reference` for `mtsamples-control/reference` (also with the report's ` [run args]` suffix), else ""."""
-    organization, _, rest = model.partition("/")
-    kind = rest.split(" [", 1)[0]
-    return kind if organization == CONTROL_ORGANIZATION and kind in CONTROL_KINDS else ""
 
 
 def auroc(positive: np.ndarray, negative: np.ndarray, axis: int = -1) -> Any:

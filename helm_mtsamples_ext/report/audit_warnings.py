@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.report.audit import PANEL, REFERENCE, control_kind, shown_blind
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.report.audit import PANEL, REFERENCE, shown_blind
+from helm_mtsamples_ext.stats.controls import control_kind
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
 PANEL_AUROC = "panel_auroc"
 """leaderboard.csv's column: the AUROC of the model's panel (its `(panel)` row in judge_audit.csv)."""

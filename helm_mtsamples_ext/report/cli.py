@@ -45,9 +45,9 @@ from helm_mtsamples_ext.report.rating_sample import RatingRound, answers_table
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.report.render import terminal_leaderboard
 from helm_mtsamples_ext.report.review import nothing_to_rate
-from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.suite import load_suite, report_path, suite_path
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
 
 def _resamples(text: str) -> int:

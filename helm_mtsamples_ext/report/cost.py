@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from helm_mtsamples_ext.report.stats import KEYS
+from helm_mtsamples_ext.stats.intervals import KEYS
 
 PER_MILLION = 1_000_000
 

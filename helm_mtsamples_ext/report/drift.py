@@ -32,9 +32,9 @@ from scipy import stats
 
 from helm_mtsamples_ext.common.record import FAILED, REPORTED_MODEL, STATUS, SYSTEM_FINGERPRINT
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, normalise_score
-from helm_mtsamples_ext.report.evidence import MINIMUMS, too_few
-from helm_mtsamples_ext.report.stats import BootstrapSettings
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.stats.evidence import MINIMUMS, too_few
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
 K = TypeVar("K", bound=Hashable)
 

@@ -18,8 +18,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED
+from helm_mtsamples_ext.stats.controls import control_kind
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
 
 def wrap_name(name: str, width: int = 28) -> str:

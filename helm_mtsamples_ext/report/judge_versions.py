@@ -3,7 +3,7 @@
 Why: a hosted judge changes behind a fixed name. A suite extended months later replays its first notes from
 HELM's cache (the old model's verdicts) and judges the new ones live (today's model), and nothing in the
 rewards shows it. The record keeps, per verdict, the ``model`` and ``system_fingerprint`` the server's reply
-named and the model its server said it loaded (judges/served_model.py): a local server echoes any name, so
+named and the model its server said it loaded (judges/core/reply/served_model.py): a local server echoes any name, so
 only the last tells a 135M model from a 7B one behind the same name. This table counts them per judge, and a
 judge whose verdicts came from more than one of any of them is named in a WARNING line.
 

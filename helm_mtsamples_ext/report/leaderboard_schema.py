@@ -138,9 +138,9 @@ AUDIT_HEADING = "Judge audit of this suite (helm-mtsamples-report):"
 def suite_audit(suite_dir: Path) -> list[str]:
     """The lines report.md opens with (each panel's audit verdict, models above their ceiling, failed calls and
     why), computed as helm-mtsamples-report does with its default bootstrap; [] when nothing can be read."""
-    from helm_mtsamples_ext.report.stats import BootstrapSettings
     from helm_mtsamples_ext.report.suite import load_suite
     from helm_mtsamples_ext.report.tables import audit_lines, build_tables
+    from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the schema's path, for "$(...)"
         data = load_suite(suite_dir)

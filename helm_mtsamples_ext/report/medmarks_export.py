@@ -32,7 +32,7 @@ import pandas as pd
 
 from helm_mtsamples_ext import _version
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.report.audit import control_kind
+from helm_mtsamples_ext.stats.controls import control_kind
 
 EXPORT_DIR = "medmarks"
 ENV_ID = "mtsamples_procedures"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.report.evidence import too_few
-from helm_mtsamples_ext.report.pairwise import CONTROL
 from helm_mtsamples_ext.report.report_text import intervals, markdown_table, num, percent
+from helm_mtsamples_ext.stats.evidence import too_few
+from helm_mtsamples_ext.stats.pairwise import CONTROL
 
 PAIRWISE_READING = (
     "Each pair on the notes judged for every model of its panel (the notes the ranks read). *Separated (Holm)* is "

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from helm_mtsamples_ext.report.audit import control_kind
+from helm_mtsamples_ext.stats.controls import control_kind
 
 DISAGREEMENT_WEIGHT = 4.0
 STRATA = ["model", "specialty"]

@@ -14,11 +14,11 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
-from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.pairwise_render import pairwise_markdown
-from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
 from helm_mtsamples_ext.report.report_text import MISSING, intervals, markdown_table, num, percent
-from helm_mtsamples_ext.report.self_preference import self_preference_markdown
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
+from helm_mtsamples_ext.stats.panel_alpha import panel_alpha_markdown
+from helm_mtsamples_ext.stats.self_preference import self_preference_markdown
 
 
 def display_leaderboard(board: pd.DataFrame) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from helm_mtsamples_ext.common.outside_text import terminal
-from helm_mtsamples_ext.report.evidence import mostly_tied, too_few
+from helm_mtsamples_ext.stats.evidence import mostly_tied, too_few
 
 MISSING = "missing"
 """Shown where a number is absent: a model no judge could score has no reward, which is not a reward of 0."""

@@ -25,9 +25,9 @@ import markupsafe
 import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, QUESTIONS
-from helm_mtsamples_ext.report.audit import control_kind
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.review_data import review_data, several_judges
+from helm_mtsamples_ext.stats.controls import control_kind
 
 TEMPLATE = "review.html.j2"
 SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}

@@ -18,9 +18,10 @@ from typing import Any
 import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED, control_kind
+from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound, answer_key, choose
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.stats.controls import control_kind
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
 FOLD_LINES = 4
 """Lines of a reference or answer shown before the rest is folded."""

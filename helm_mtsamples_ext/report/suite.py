@@ -22,8 +22,8 @@ from helm_mtsamples_ext.common.log import hlog
 from helm_mtsamples_ext.common.panel import judge_families, panel_of
 from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.report.rows import SCORED_COLUMNS, answer_of, record_of, state_rows
-from helm_mtsamples_ext.report.stats import KEYS
 from helm_mtsamples_ext.scoring.verdict_view import suite_view
+from helm_mtsamples_ext.stats.intervals import KEYS
 
 RUN_FILES = ("run_spec.json", "scenario_state.json", "per_instance_stats.json", "stats.json")
 """What a finished run has (HELM writes all of them at the very end of a run; a crash leaves some out)."""

@@ -20,15 +20,15 @@ from helm_mtsamples_ext.report.audit_warnings import (
     with_panel_auroc,
 )
 from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
-from helm_mtsamples_ext.report.human_agreement import human_tables
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
-from helm_mtsamples_ext.report.pairwise import pairwise
-from helm_mtsamples_ext.report.panel_alpha import panel_alpha_table, with_panel_alpha
-from helm_mtsamples_ext.report.ranks import with_ranks
 from helm_mtsamples_ext.report.rules_versions import rules_warnings
-from helm_mtsamples_ext.report.self_preference import self_preference, warning_lines
-from helm_mtsamples_ext.report.stats import BootstrapSettings, by_specialty, leaderboard, note_table
 from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
+from helm_mtsamples_ext.stats.human_agreement import human_tables
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings, by_specialty, leaderboard, note_table
+from helm_mtsamples_ext.stats.pairwise import pairwise
+from helm_mtsamples_ext.stats.panel_alpha import panel_alpha_table, with_panel_alpha
+from helm_mtsamples_ext.stats.ranks import with_ranks
+from helm_mtsamples_ext.stats.self_preference import self_preference, warning_lines
 
 
 def build_tables(

@@ -53,7 +53,7 @@ def test_helms_builtin_jury_is_read_too_and_no_panel_is_none() -> None:
 
 def test_a_judges_identity_lives_with_the_panel_which_imports_no_judge_call_code() -> None:
     """The judges wing imports the panel (JudgeTarget), never the other way round."""
-    from helm_mtsamples_ext.judges import attempts, call
+    from helm_mtsamples_ext.judges.helm_calls import attempts, call
 
     assert attempts.JudgeTarget is call.JudgeTarget is JudgeTarget
     tree = ast.parse(Path(panel.__file__).read_text(encoding="utf-8"))

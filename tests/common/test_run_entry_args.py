@@ -19,7 +19,7 @@ from helm_mtsamples_ext.common.run_entry_args import (
     DEFAULT_JUDGES,
     RunEntryArgs,
 )
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.core.settings import CallSettings
 
 pytestmark = pytest.mark.helm
 

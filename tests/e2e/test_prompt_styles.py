@@ -14,7 +14,7 @@ import pytest
 
 from helm_mtsamples_ext.helm_host.compat import check_distribution
 from helm_mtsamples_ext.helm_host.prompt_default import stored_prompt_style
-from helm_mtsamples_ext.judges.prefix_prompt import FIXED_PART
+from helm_mtsamples_ext.judges.core.prefix_prompt import FIXED_PART
 from tests.e2e.helm_tools import P, helm_tool, user_env
 from tests.servers.judge import JudgeServer
 

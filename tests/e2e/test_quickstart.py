@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from helm.benchmark.presentation.run_entry import read_run_entries
 
-from helm_mtsamples_ext.judges.prefix_prompt import FIXED_PART
+from helm_mtsamples_ext.judges.core.prefix_prompt import FIXED_PART
 from helm_mtsamples_ext.run_spec import get_mtsamples_procedures_spec
 from tests.e2e.helm_tools import BIN, P, user_env
 from tests.servers.judge import JudgeServer

@@ -13,10 +13,10 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
-from helm_mtsamples_ext.judges.call import CallOutcome, JudgeCaller
-from helm_mtsamples_ext.judges.endpoint_keys import key_settings
-from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.core.endpoint_keys import key_settings
+from helm_mtsamples_ext.judges.core.settings import CallSettings
+from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeCaller
+from helm_mtsamples_ext.judges.helm_calls.endpoints import endpoint_host, register_endpoint_deployment
 from tests.servers.judge import JudgeServer
 
 KEY = "sk-secret-echoed-4242abcd"

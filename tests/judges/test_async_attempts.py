@@ -1,4 +1,4 @@
-"""The rules of async_attempts.py: which of the SDK's errors are retried, how often, and for how long, on a clock
+"""The rules of judges/openai_calls/attempts.py: which of the SDK's errors are retried, how often, and for how long, on a clock
 and a sleep of the test's own (no test waits out a backoff)."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from helm_mtsamples_ext.common.failure_kinds import (
     TIMED_OUT,
     failure_kind,
 )
-from helm_mtsamples_ext.judges.async_attempts import Budget, Failure, attempt
-from helm_mtsamples_ext.judges.throttle import Breaker
+from helm_mtsamples_ext.judges.core.throttle import Breaker
+from helm_mtsamples_ext.judges.openai_calls.attempts import Budget, Failure, attempt
 from tests.judges.sdk_errors import http_request, status_error
 
 REPLY = {"choices": [{"message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}]}

@@ -11,11 +11,11 @@ from helm.common.request import Request
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.attempts import JudgeAccessError, Turn, TurnAttempts
-from helm_mtsamples_ext.judges.formats import FALLBACK_ORDER, FormatMemory
-from helm_mtsamples_ext.judges.outcome import Sent
-from helm_mtsamples_ext.judges.settings import CallSettings
-from helm_mtsamples_ext.judges.throttle import Breaker, EndpointGate
+from helm_mtsamples_ext.judges.core.settings import CallSettings
+from helm_mtsamples_ext.judges.core.throttle import Breaker, EndpointGate
+from helm_mtsamples_ext.judges.helm_calls.attempts import JudgeAccessError, Turn, TurnAttempts
+from helm_mtsamples_ext.judges.helm_calls.formats import FALLBACK_ORDER, FormatMemory
+from helm_mtsamples_ext.judges.helm_calls.outcome import Sent
 
 pytestmark = pytest.mark.helm
 

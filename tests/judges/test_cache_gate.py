@@ -9,8 +9,8 @@ from typing import Any
 import openai
 import pytest
 
-from helm_mtsamples_ext.judges.cache_gate import CacheGate
-from helm_mtsamples_ext.judges.reply.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.core.reply.served_model import NOT_REPORTED, ServedModel
+from helm_mtsamples_ext.judges.helm_calls.cache_gate import CacheGate
 from tests.judges.sdk_errors import http_request, status_error
 
 pytestmark = pytest.mark.helm

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.judges.cache_gate import REPLY_CAP, STORED_REPLY_CAP
-from helm_mtsamples_ext.judges.call import CallOutcome, JudgeAccessError
+from helm_mtsamples_ext.judges.helm_calls.cache_gate import REPLY_CAP, STORED_REPLY_CAP
+from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeAccessError
 from tests.judges.callers import FIXED, KEY, SHORT, judge_once, make_caller, target
 from tests.servers.judge import Behaviour, JudgeServer
 
@@ -225,9 +225,9 @@ def test_running_out_of_memory_reading_a_reply_is_named_never_no_verdict(monkeyp
     """A MemoryError while the verdict is read fails the call as such, with no repair turn: the reply may hold a valid
     verdict, so "no verdict in reply" (and its advice to use a larger judge) would be wrong."""
     from helm_mtsamples_ext.common.failure_kinds import OUT_OF_MEMORY
-    from helm_mtsamples_ext.judges import call
-    from helm_mtsamples_ext.judges.outcome import Sent
-    from helm_mtsamples_ext.judges.reply import reading
+    from helm_mtsamples_ext.judges.core.reply import reading
+    from helm_mtsamples_ext.judges.helm_calls import call
+    from helm_mtsamples_ext.judges.helm_calls.outcome import Sent
 
     def exhausted(*_: object) -> None:
         raise MemoryError

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.judges.capacity import (
+from helm_mtsamples_ext.judges.core.capacity import (
     LLAMA_CPP_PYTHON,
     Capacity,
     ServerFacts,
@@ -20,7 +20,7 @@ from helm_mtsamples_ext.judges.capacity import (
     probe_server,
     server_root,
 )
-from helm_mtsamples_ext.judges.reply.served_model import loaded_model
+from helm_mtsamples_ext.judges.core.reply.served_model import loaded_model
 from tests.judges.callers import SHORT, make_caller, target
 from tests.servers.judge import JudgeServer
 

@@ -6,9 +6,9 @@ import pytest
 from helm.benchmark.model_deployment_registry import DEPLOYMENT_NAME_TO_MODEL_DEPLOYMENT
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
-from helm_mtsamples_ext.judges.deployments import judge_target
-from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey
-from helm_mtsamples_ext.judges.endpoints import endpoint_host
+from helm_mtsamples_ext.judges.core.endpoint_keys import EndpointKey
+from helm_mtsamples_ext.judges.helm_calls.deployments import judge_target
+from helm_mtsamples_ext.judges.helm_calls.endpoints import endpoint_host
 
 pytestmark = pytest.mark.helm
 

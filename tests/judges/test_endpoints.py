@@ -10,9 +10,9 @@ import pytest
 from helm.common.cache import BlackHoleCacheConfig
 from helm.common.request import Request
 
-from helm_mtsamples_ext.judges import formats as structured
-from helm_mtsamples_ext.judges.endpoints import JudgeEndpointClient, register_endpoint_deployment
-from helm_mtsamples_ext.judges.formats import VERDICT_SCHEMA
+from helm_mtsamples_ext.judges.helm_calls import formats as structured
+from helm_mtsamples_ext.judges.helm_calls.endpoints import JudgeEndpointClient, register_endpoint_deployment
+from helm_mtsamples_ext.judges.helm_calls.formats import VERDICT_SCHEMA
 
 pytestmark = pytest.mark.helm
 
@@ -57,7 +57,7 @@ def test_json_schema_mode_sends_helms_json_schema_form(client: JudgeEndpointClie
 
 def test_the_doors_without_helm_send_helms_json_schema_body_byte_for_byte(client: JudgeEndpointClient) -> None:
     """A verifiers rubric's judges (judges/async_openai.py) ask for exactly what HELM's client asks for."""
-    from helm_mtsamples_ext.judges.reply.verdict_schema import openai_json_schema
+    from helm_mtsamples_ext.judges.core.reply.verdict_schema import openai_json_schema
 
     assert raw_request(client, "json_schema")["response_format"] == openai_json_schema()
 

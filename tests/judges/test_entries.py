@@ -6,10 +6,10 @@ import pytest
 
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.rules import RULES_VERSION
-from helm_mtsamples_ext.judges.call import CallOutcome
-from helm_mtsamples_ext.judges.entries import judge_entry, note_record
-from helm_mtsamples_ext.judges.reply.served_model import ServedModel
-from helm_mtsamples_ext.judges.reply.verdict import DimensionScore, Verdict
+from helm_mtsamples_ext.judges.core.reply.served_model import ServedModel
+from helm_mtsamples_ext.judges.core.reply.verdict import DimensionScore, Verdict
+from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome
+from helm_mtsamples_ext.judges.helm_calls.entries import judge_entry, note_record
 
 pytestmark = pytest.mark.helm
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from helm_mtsamples_ext.judges.exchange import quiet_client_errors
+from helm_mtsamples_ext.judges.helm_calls.exchange import quiet_client_errors
 
 pytestmark = pytest.mark.helm
 

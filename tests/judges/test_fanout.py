@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from helm_mtsamples_ext.judges.fanout import EndpointWait, FanOut, status_line
+from helm_mtsamples_ext.judges.helm_calls.fanout import EndpointWait, FanOut, status_line
 
 
 def test_each_note_gets_its_calls_results_in_order() -> None:

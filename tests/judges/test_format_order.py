@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.judges.format_order import FALLBACK_ORDER, FormatChoice
+from helm_mtsamples_ext.judges.core.format_order import FALLBACK_ORDER, FormatChoice
 
 
 def test_calls_refused_together_all_move_to_the_next_form_and_later_calls_start_there() -> None:

@@ -13,7 +13,7 @@ import pytest
 from helm.common.response_format import ResponseFormat
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.judges.formats import (
+from helm_mtsamples_ext.judges.helm_calls.formats import (
     FALLBACK_ORDER,
     VERDICT_SCHEMA,
     FormatMemory,

@@ -14,9 +14,9 @@ from pyhocon import ConfigTree
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.secrets import mask
-from helm_mtsamples_ext.judges.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys, secrets_of
-from helm_mtsamples_ext.judges.endpoints import endpoint_host
-from helm_mtsamples_ext.judges.keys import credentials_with_keys, endpoint_positions, install_panel_keys
+from helm_mtsamples_ext.judges.core.endpoint_keys import EndpointKey, refused_keys, resolve_endpoint_keys, secrets_of
+from helm_mtsamples_ext.judges.helm_calls.endpoints import endpoint_host
+from helm_mtsamples_ext.judges.helm_calls.keys import credentials_with_keys, endpoint_positions, install_panel_keys
 
 pytestmark = pytest.mark.helm
 

@@ -8,7 +8,7 @@ import openai
 import pytest
 from helm.common.request import ErrorFlags, GeneratedOutput, RequestResult
 
-from helm_mtsamples_ext.judges.outcome import Sent, classify
+from helm_mtsamples_ext.judges.helm_calls.outcome import Sent, classify
 from tests.judges.sdk_errors import http_request, status_error
 
 pytestmark = pytest.mark.helm

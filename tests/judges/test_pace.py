@@ -1,5 +1,5 @@
 """No work thrown away at a server that serves one call at a time: an exchange's limit follows the server's observed
-pace (``judges/pace.py``), and a call the client gives up on has its connection closed, which is how a server that
+pace (``judges/helm_calls/pace.py``), and a call the client gives up on has its connection closed, which is how a server that
 checks its connection (llama.cpp) learns to drop it. Through HELM's real client against the loopback judge server."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
-from helm_mtsamples_ext.judges.call import JudgeCaller
-from helm_mtsamples_ext.judges.endpoint_keys import key_settings
-from helm_mtsamples_ext.judges.endpoints import endpoint_host, register_endpoint_deployment
-from helm_mtsamples_ext.judges.pace import PACE_FACTOR, Pace
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.core.endpoint_keys import key_settings
+from helm_mtsamples_ext.judges.core.settings import CallSettings
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeCaller
+from helm_mtsamples_ext.judges.helm_calls.endpoints import endpoint_host, register_endpoint_deployment
+from helm_mtsamples_ext.judges.helm_calls.pace import PACE_FACTOR, Pace
 from tests.servers.judge import Behaviour, JudgeServer
 
 pytestmark = pytest.mark.helm

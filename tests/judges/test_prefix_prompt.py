@@ -9,10 +9,10 @@ import re
 import pytest
 
 from helm_mtsamples_ext.common.rubric import QUESTIONS
-from helm_mtsamples_ext.judges.prefix_prompt import FIXED_PART, block_marker, build_prefix_prompt
-from helm_mtsamples_ext.judges.prompt import build_prompt
-from helm_mtsamples_ext.judges.reply.explanations import is_placeholder
-from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
+from helm_mtsamples_ext.judges.core.prefix_prompt import FIXED_PART, block_marker, build_prefix_prompt
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.reply.explanations import is_placeholder
+from helm_mtsamples_ext.judges.core.reply.verdict import parse_verdict
 
 pytestmark = pytest.mark.helm
 

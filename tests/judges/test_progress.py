@@ -13,9 +13,15 @@ from types import SimpleNamespace
 import pytest
 from helm.benchmark.runner import Runner
 
-from helm_mtsamples_ext.judges.progress import progress_bar, ticker
-from helm_mtsamples_ext.judges.suite_progress import SuitePosition, SuiteTally, format_left, suite_position, time_left
-from helm_mtsamples_ext.judges.throttle import EndpointGate
+from helm_mtsamples_ext.judges.core.throttle import EndpointGate
+from helm_mtsamples_ext.judges.helm_calls.progress import progress_bar, ticker
+from helm_mtsamples_ext.judges.helm_calls.suite_progress import (
+    SuitePosition,
+    SuiteTally,
+    format_left,
+    suite_position,
+    time_left,
+)
 
 pytestmark = pytest.mark.helm
 
@@ -117,9 +123,9 @@ def test_with_tqdm_disabled_the_bar_and_its_ticker_do_nothing_and_do_not_fail() 
     """TQDM_DISABLE=1 (read by tqdm when it is imported, so in a process of its own) left the bar without its
     settings, and the ticker's read of them failed every run; the suite's count goes on without a bar."""
     script = (
-        "from helm_mtsamples_ext.judges.progress import progress_bar, ticker\n"
-        "from helm_mtsamples_ext.judges.suite_progress import SuitePosition, SuiteTally\n"
-        "from helm_mtsamples_ext.judges.throttle import EndpointGate\n"
+        "from helm_mtsamples_ext.judges.helm_calls.progress import progress_bar, ticker\n"
+        "from helm_mtsamples_ext.judges.helm_calls.suite_progress import SuitePosition, SuiteTally\n"
+        "from helm_mtsamples_ext.judges.core.throttle import EndpointGate\n"
         "tally = SuiteTally()\n"
         "with progress_bar(2, 'a', SuitePosition(1, 2), tally) as bar:\n"
         "    ticker(bar, lambda: {'judge.example': EndpointGate(max_concurrency=4)})()\n"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, QUESTIONS
-from helm_mtsamples_ext.judges.prompt import REPAIR_INSTRUCTION, build_prompt
-from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
+from helm_mtsamples_ext.judges.core.prompt import REPAIR_INSTRUCTION, build_prompt
+from helm_mtsamples_ext.judges.core.reply.verdict import parse_verdict
 from tests.states import request_state
 
 pytestmark = pytest.mark.helm

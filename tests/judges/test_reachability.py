@@ -1,4 +1,4 @@
-"""The start check of a judge endpoint tells a busy server from a dead one (judges/reachability.py).
+"""The start check of a judge endpoint tells a busy server from a dead one (judges/core/reachability.py).
 
 A one-slot server (llama-cpp-python's) answers ``/models`` only after the completion it is writing: the check
 must wait for it, with one line saying so, and fail only on no connection, a server that stays silent past the
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 
-from helm_mtsamples_ext.judges.reachability import check_endpoint
+from helm_mtsamples_ext.judges.core.reachability import check_endpoint
 from tests.servers.loopback import Loopback, closed_port_url
 
 MODELS = json.dumps({"object": "list", "data": [{"id": "judge", "owned_by": "me", "permissions": []}]}).encode()

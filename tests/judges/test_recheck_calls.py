@@ -1,4 +1,4 @@
-"""judges/recheck_calls.py: the panel asked again, live every time, with the run's keys, writing nothing."""
+"""judges/helm_calls/recheck_calls.py: the panel asked again, live every time, with the run's keys, writing nothing."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.prompt import build_prompt
-from helm_mtsamples_ext.judges.recheck_calls import ask_again, uncached_client
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.helm_calls.recheck_calls import ask_again, uncached_client
 from tests.servers.judge import Behaviour, JudgeServer
 
 pytestmark = pytest.mark.helm

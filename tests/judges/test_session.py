@@ -10,9 +10,9 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.call import CallOutcome, JudgeAccessError
-from helm_mtsamples_ext.judges.session import JudgingSession
-from helm_mtsamples_ext.judges.settings import CallSettings
+from helm_mtsamples_ext.judges.core.settings import CallSettings
+from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeAccessError
+from helm_mtsamples_ext.judges.helm_calls.session import JudgingSession
 
 pytestmark = pytest.mark.helm
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.settings import MIN_BREAKER_COOLDOWN, CallSettings, breaker_cooldown
+from helm_mtsamples_ext.judges.core.settings import MIN_BREAKER_COOLDOWN, CallSettings, breaker_cooldown
 
 
 def test_the_call_settings_carry_the_run_entrys_judging_arguments() -> None:

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.judges import throttle
-from helm_mtsamples_ext.judges.throttle import (
+from helm_mtsamples_ext.judges.core import throttle
+from helm_mtsamples_ext.judges.core.throttle import (
     MAX_RETRY_AFTER,
     Breaker,
     EndpointGate,

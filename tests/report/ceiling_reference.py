@@ -1,6 +1,6 @@
 """The ceiling as first written, one rater at a time (quadratic in raters): what the fast one must equal.
 
-Kept for the tests only; report/ceiling.py computes the same numbers from per-rater sums.
+Kept for the tests only; stats/ceiling.py computes the same numbers from per-rater sums.
 
 Over the answers two or more raters rated, each rater is compared with the mean of the OTHER raters of the same
 answers (leave-one-out), and each statistic (Spearman, ICC(3,1), kappa per dimension) is averaged over raters; its
@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.report import evidence
-from helm_mtsamples_ext.report.agreement import (
+from helm_mtsamples_ext.stats import evidence
+from helm_mtsamples_ext.stats.agreement import (
     constant,
     icc_3_1,
     icc_medhelm,
@@ -35,7 +35,7 @@ from helm_mtsamples_ext.report.agreement import (
     round_half_up,
     spearman,
 )
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
 Statistic = Callable[[np.ndarray, np.ndarray], float]
 

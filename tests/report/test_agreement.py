@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from helm_mtsamples_ext.report.agreement import (
+from helm_mtsamples_ext.stats.agreement import (
     bias,
     icc_3_1,
     icc_3_k,
@@ -30,7 +30,7 @@ from helm_mtsamples_ext.report.agreement import (
     spearman,
     with_ci,
 )
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from tests.report.rated import pingouin_icc, zscore
 
 pytestmark = pytest.mark.helm

@@ -11,8 +11,8 @@ from collections import Counter
 
 import numpy as np
 
-from helm_mtsamples_ext.report.human_agreement import agreement_table
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.human_agreement import agreement_table
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from tests.report.simulated_agreement import PANEL, agreement_draw
 
 SETTINGS = BootstrapSettings(n_resamples=100, seed=0)

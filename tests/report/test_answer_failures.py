@@ -24,9 +24,9 @@ from helm_mtsamples_ext.report.answer_failures import (
     failure_shares,
     holm,
 )
-from helm_mtsamples_ext.report.stats import BootstrapSettings
 from helm_mtsamples_ext.report.tables import audit_lines, build_tables
 from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD, failed_at_min
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
 PANEL = "a+b"
 PLANT = "no verdict in reply: the verdict's text was copied from the answer"

@@ -44,8 +44,8 @@ from helm_mtsamples_ext.report.audit import (
     verdict,
 )
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.evidence import MINIMUMS
 from helm_mtsamples_ext.report.figure import _draw_panel
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
 from tests.report.suites import (
     CONTROL,
     JUDGES,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from helm_mtsamples_ext.report.audit import judge_audit, shown_blind
-from helm_mtsamples_ext.report.evidence import MINIMUMS
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from tests.report.simulated_agreement import PANEL, audit_draw
 
 SETTINGS = BootstrapSettings(n_resamples=1000, seed=0)

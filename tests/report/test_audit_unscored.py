@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from helm_mtsamples_ext.report.audit import PANEL, judge_audit
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
 NOTES = [f"n{i}" for i in range(6)]
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW
+from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW
 from tests.report import rated
 from tests.report.suites import read, row
 

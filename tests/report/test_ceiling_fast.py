@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helm_mtsamples_ext.report.agreement import icc_3_1, quadratic_kappa, resampled, spearman
-from helm_mtsamples_ext.report.ceiling import Ceiling, averaged_kappa, uninformative
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.agreement import icc_3_1, quadratic_kappa, resampled, spearman
+from helm_mtsamples_ext.stats.ceiling import Ceiling, averaged_kappa, uninformative
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from tests.report import ceiling_reference as reference
 
 SETTINGS = BootstrapSettings(n_resamples=200, seed=3)

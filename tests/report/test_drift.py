@@ -9,7 +9,7 @@ import pytest
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.drift import Drift, Recheck, Said, compared, draw_sample, drift, drift_line
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from tests.report.simulated import noisy_rechecks
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)

@@ -1,11 +1,11 @@
-"""Below a stated minimum of evidence the report says so instead of giving a verdict (report/evidence.py)."""
+"""Below a stated minimum of evidence the report says so instead of giving a verdict (stats/evidence.py)."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
 
-from helm_mtsamples_ext.report.evidence import MINIMUMS, constant, mostly_tied, too_few
+from helm_mtsamples_ext.stats.evidence import MINIMUMS, constant, mostly_tied, too_few
 
 
 def test_fewer_notes_than_the_minimum_are_too_few_to_tell() -> None:

@@ -39,9 +39,9 @@ import pytest
 from scipy import stats
 
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW, PANEL_ROW, answers_to_decide, verdict
 from helm_mtsamples_ext.report.ratings import COLUMNS
 from helm_mtsamples_ext.report.suite import load_suite
+from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW, PANEL_ROW, answers_to_decide, verdict
 from tests.report import rated as hand
 from tests.report.suites import STRONG, WEAK, build_main_suite, read, row
 

@@ -9,7 +9,7 @@ import pytest
 
 from helm_mtsamples_ext.annotator import prompt_of
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
-from helm_mtsamples_ext.judges.recheck_calls import question
+from helm_mtsamples_ext.judges.helm_calls.recheck_calls import question
 from helm_mtsamples_ext.report.judged_answers import (
     SampleTooLarge,
     SuiteUnreadable,

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.pairwise import COLUMNS, pairwise
-from helm_mtsamples_ext.report.stats import BootstrapSettings, paired_difference
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings, paired_difference
+from helm_mtsamples_ext.stats.pairwise import COLUMNS, pairwise
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.panel_alpha import NO_REAL_ANSWERS, panel_alphas
+from helm_mtsamples_ext.stats.panel_alpha import NO_REAL_ANSWERS, panel_alphas
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, Note, Run, build_suite, control_run, ok, read, row
 
@@ -112,8 +112,8 @@ def test_a_panel_with_only_control_answers_has_no_panel_alpha_and_says_why() -> 
 def test_report_md_formats_the_tables_alpha_and_never_computes_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """The panel alpha is computed once, by tables.py: rendering report.md reads its table and the leaderboard, so a
     reason planted in the table is the one shown, and computing alphas during rendering fails the test."""
-    from helm_mtsamples_ext.report import panel_alpha
-    from helm_mtsamples_ext.report.panel_alpha import panel_alpha_markdown
+    from helm_mtsamples_ext.stats import panel_alpha
+    from helm_mtsamples_ext.stats.panel_alpha import panel_alpha_markdown
 
     board = pd.DataFrame(
         {

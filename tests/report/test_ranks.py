@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.pairwise import CONTROL, holm, pairwise
 from helm_mtsamples_ext.report.pairwise_render import pairwise_markdown
-from helm_mtsamples_ext.report.ranks import with_ranks
-from helm_mtsamples_ext.report.stats import BootstrapSettings
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
+from helm_mtsamples_ext.stats.pairwise import CONTROL, holm, pairwise
+from helm_mtsamples_ext.stats.ranks import with_ranks
 from tests.report.simulated import board_of, equal_models_notes
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.report.human_agreement import CLINICIANS_ROW
 from helm_mtsamples_ext.report.rater_names import CONFUSABLES, lookalike_groups, rater_key, shown_name, skeleton
 from helm_mtsamples_ext.report.ratings import read_ratings, suite_ratings
+from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW
 from tests.report.rated import RATINGS, build, report, write_ratings
 
 pytestmark = pytest.mark.helm

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.self_preference import (
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
+from helm_mtsamples_ext.stats.self_preference import (
     COLUMNS,
     FAVOURS,
     NOT_SEPARABLE,
@@ -22,7 +23,6 @@ from helm_mtsamples_ext.report.self_preference import (
     self_preference_markdown,
     warning_lines,
 )
-from helm_mtsamples_ext.report.stats import BootstrapSettings
 from tests.report.simulated import Panel, self_preference_suite
 
 SETTINGS = BootstrapSettings(n_resamples=300, seed=0)

@@ -1,5 +1,5 @@
 """Rank statistics see equal rewards as equal, and no interval or win share comes from too few notes
-(report/stats.py with report/ties.py and report/evidence.py).
+(stats/intervals.py with stats/ties.py and stats/evidence.py).
 
 Two models answer the same notes; on each note judge-one and judge-two give `acme/b-split` 0.8 and 0.4 and
 `acme/a-even` 0.6 and 0.6. Both note rewards are 0.6 on paper, but (0.8 + 0.4) / 2 is 0.6000000000000001 in floats:
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from helm_mtsamples_ext.report.cli import main
-from helm_mtsamples_ext.report.evidence import MINIMUMS
-from helm_mtsamples_ext.report.stats import BootstrapSettings, mean_ci, paired_difference, reward_ci
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings, mean_ci, paired_difference, reward_ci
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read, row
 
 pytestmark = pytest.mark.helm
@@ -113,6 +113,6 @@ def test_a_reward_interval_over_few_notes_covers_the_true_mean_as_it_says(n: int
 
 def test_the_expansion_fades_with_notes() -> None:
     """Many notes: the interval is the percentile interval, or near it."""
-    from helm_mtsamples_ext.report.stats import expansion
+    from helm_mtsamples_ext.stats.intervals import expansion
 
     assert expansion(5, 0.95) > 1.5 and 1.0 < expansion(131, 0.95) < 1.02

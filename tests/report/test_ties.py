@@ -1,11 +1,11 @@
-"""Equal rewards reached in different orders tie; real differences survive (report/ties.py)."""
+"""Equal rewards reached in different orders tie; real differences survive (stats/ties.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from helm_mtsamples_ext.report.ties import rounded_for_ranks
+from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
 
 def test_the_same_reward_reached_in_two_orders_is_equal() -> None:

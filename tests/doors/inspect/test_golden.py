@@ -26,7 +26,7 @@ from playwright.sync_api import expect
 
 from helm_mtsamples_ext.common.failure_kinds import failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.report.stats import BootstrapSettings, reward_ci
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings, reward_ci
 from tests import golden
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.doors.inspect.eval_command import INSPECT, eval_command, eval_env

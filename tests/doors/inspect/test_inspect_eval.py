@@ -194,7 +194,7 @@ def test_the_judges_are_asked_for_the_verdict_schema(run: tuple[EvalLog, JudgeSe
 def test_a_reply_without_a_verdict_gets_one_repair_turn_then_stops_on_the_same_reply(
     run: tuple[EvalLog, JudgeServer],
 ) -> None:
-    """As HELM's path (judges/call.py): up to two repair turns, none once the judge repeats its bad reply."""
+    """As HELM's path (judges/helm_calls/call.py): up to two repair turns, none once the judge repeats its bad reply."""
     _, judges = run
     lost = [r for r in judges.requests if r.model == "b" and MARKER in r.prompt]
     assert sorted(r.turns for r in lost) == [1, 2]  # the prompt; then prompt, reply, REPAIR_INSTRUCTION

@@ -15,11 +15,11 @@ from inspect_ai.model._model import AttemptTimeoutError, ModelGenerateError
 from tenacity import Future, RetryError
 
 from helm_mtsamples_ext.common.failure_kinds import DOOR_FAILED, JUDGE_UNAVAILABLE, REFUSED, TIMED_OUT, failure_kind
-from helm_mtsamples_ext.inspect_errors import GaveUp, NamedReply, failure_of, shape_failure
-from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.inspect_scorer import endpoint_keys, judge_models
-from helm_mtsamples_ext.judges.prompt import build_prompt
-from helm_mtsamples_ext.judges.throttle import Breaker
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.throttle import Breaker
+from helm_mtsamples_ext.judges.inspect_calls.errors import GaveUp, NamedReply, failure_of, shape_failure
+from helm_mtsamples_ext.judges.inspect_calls.judge import JudgeCall, judge_note
 from tests.servers.judge import JudgeServer
 
 pytestmark = pytest.mark.inspect

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from helm_mtsamples_ext.common.record import JudgeEntry
-from helm_mtsamples_ext.inspect_judge import JudgeCall, judge_note
 from helm_mtsamples_ext.inspect_scorer import endpoint_keys, judge_models, server_paces
-from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.inspect_calls.judge import JudgeCall, judge_note
 from tests.doors.inspect.served_eval import failures, judged_everywhere, served_eval
 from tests.servers.judge import JudgeServer
 from tests.synthetic_notes import SyntheticNotes

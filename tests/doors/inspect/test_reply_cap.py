@@ -18,9 +18,9 @@ import pytest
 from helm_mtsamples_ext.common.failure_kinds import REPLY_TOO_LONG, failure_kind, reply_too_long
 from helm_mtsamples_ext.common.record import RAW_REPLY
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.inspect_errors import NamedReply
-from helm_mtsamples_ext.inspect_wire import BODY_CEILING, read_bounded
-from helm_mtsamples_ext.judges.settings import REPLY_CAP, STORED_REPLY_CAP
+from helm_mtsamples_ext.judges.core.settings import REPLY_CAP, STORED_REPLY_CAP
+from helm_mtsamples_ext.judges.inspect_calls.errors import NamedReply
+from helm_mtsamples_ext.judges.inspect_calls.wire import BODY_CEILING, read_bounded
 from tests.doors.inspect.served_eval import failures, metric_values, recorded, served_eval
 from tests.servers.judge import JudgeServer, RecordedRequest, Reply
 from tests.synthetic_notes import SyntheticNotes

@@ -15,7 +15,7 @@ import pytest
 from helm_mtsamples_ext.common.failure_kinds import JUDGE_UNAVAILABLE, failure_kind
 from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
-from helm_mtsamples_ext.judges.reply.shape import completion_failure
+from helm_mtsamples_ext.judges.core.reply.shape import completion_failure
 from helm_mtsamples_ext.scoring.reward import score_note
 from tests.doors.inspect.served_eval import failures, metric_values, panel_score, served_eval
 from tests.servers.judge import JudgeServer

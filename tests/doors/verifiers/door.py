@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.judges.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.prompt import build_prompt
 from tests.servers.judge import Behaviour
 from tests.servers.model import default_answer
 from tests.synthetic_notes import OBGYN

@@ -16,7 +16,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from helm_mtsamples_ext.common.record import JudgeEntry
-from helm_mtsamples_ext.judges import async_openai
+from helm_mtsamples_ext.judges.openai_calls import judge as async_openai
 from tests.servers.judge import JudgeServer
 
 pytestmark = pytest.mark.verifiers

@@ -21,9 +21,9 @@ from verifiers.utils.worker_utils import msgpack_encoder
 from helm_mtsamples_ext import verifiers_env
 from helm_mtsamples_ext.common.failure_kinds import reply_too_long
 from helm_mtsamples_ext.common.outside_text import REPLACEMENT
-from helm_mtsamples_ext.judges import async_openai
-from helm_mtsamples_ext.judges.reply.shape import completion_failure
-from helm_mtsamples_ext.judges.settings import REPLY_CAP
+from helm_mtsamples_ext.judges.core.reply.shape import completion_failure
+from helm_mtsamples_ext.judges.core.settings import REPLY_CAP
+from helm_mtsamples_ext.judges.openai_calls import judge as async_openai
 from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD
 from tests.doors.verifiers.door import (
     ENV_ID,

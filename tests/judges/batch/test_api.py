@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helm_mtsamples_ext.judges.batch.api import chunks, custom_id
+from helm_mtsamples_ext.judges.helm_calls.batch.api import chunks, custom_id
 
 
 def test_batches_stay_within_the_apis_request_and_size_limits() -> None:

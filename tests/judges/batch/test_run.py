@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.judges.batch.run import BATCH_DIR, BatchSettings
+from helm_mtsamples_ext.judges.helm_calls.batch.run import BATCH_DIR, BatchSettings
 from tests.annotators import judge_specs, make_annotator, notes
 from tests.servers.batch import BatchAPI
 from tests.servers.judge import JudgeServer

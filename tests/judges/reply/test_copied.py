@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.judges.reply.copied import copied_spans, mask_copied
-from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
+from helm_mtsamples_ext.judges.core.reply.copied import copied_spans, mask_copied
+from helm_mtsamples_ext.judges.core.reply.verdict import parse_verdict
 
 PLANTED = json.dumps(
     {

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.judges.reply.explanations import NOT_OWN_WORDS, VERDICT_REFUSED, explanation_problem
-from helm_mtsamples_ext.judges.reply.verdict import parse_verdict
+from helm_mtsamples_ext.judges.core.reply.explanations import NOT_OWN_WORDS, VERDICT_REFUSED, explanation_problem
+from helm_mtsamples_ext.judges.core.reply.verdict import parse_verdict
 
 OWN = NOT_OWN_WORDS
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helm_mtsamples_ext.judges.reply.normalise import normalise, normalised
+from helm_mtsamples_ext.judges.core.reply.normalise import normalise, normalised
 
 PLAIN = '{"accuracy": {"score": 5, "explanation": "The plan is flawless."}}'
 

@@ -8,7 +8,7 @@ import pytest
 
 from helm_mtsamples_ext.common.failure_kinds import NO_VERDICT, REPLY_CUT_OFF
 from helm_mtsamples_ext.common.record import FAILED, OK
-from helm_mtsamples_ext.judges.reply.reading import entry_of, read_reply
+from helm_mtsamples_ext.judges.core.reply.reading import entry_of, read_reply
 
 VERDICT = json.dumps({d: {"score": s, "explanation": f"The plan meets the note on {d}."} for d, s in
                       (("accuracy", 4), ("completeness", 3), ("clarity", 5))})  # fmt: skip

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.judges.reply.served_model import MAX_CHARS, NOT_REPORTED, ServedModel, served_model
+from helm_mtsamples_ext.judges.core.reply.served_model import MAX_CHARS, NOT_REPORTED, ServedModel, served_model
 from tests.judges.callers import FIXED, KEY, SHORT, judge_once
 from tests.servers.judge import Behaviour, JudgeServer
 

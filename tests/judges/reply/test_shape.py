@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from helm_mtsamples_ext.judges.batch.run import direct_key
-from helm_mtsamples_ext.judges.cache_gate import CacheGate
-from helm_mtsamples_ext.judges.reply.shape import readable, reply_shape
+from helm_mtsamples_ext.judges.core.reply.shape import readable, reply_shape
+from helm_mtsamples_ext.judges.helm_calls.batch.run import direct_key
+from helm_mtsamples_ext.judges.helm_calls.cache_gate import CacheGate
 from tests.judges.callers import FIXED, SHORT, make_caller, target
 from tests.servers.judge import REFUSAL, JudgeServer
 

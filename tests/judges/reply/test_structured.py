@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
-from helm_mtsamples_ext.judges.reply.verdict import DUPLICATE_KEYS, ECHOED, parse_verdict
+from helm_mtsamples_ext.judges.core.reply.verdict import DUPLICATE_KEYS, ECHOED, parse_verdict
 
 PLAN = "Start cefazolin 2 g IV before incision and check the drain output daily."
 NOTE = "PREOPERATIVE DIAGNOSIS: Inguinal hernia. PROCEDURE: Open repair with mesh."
@@ -178,9 +178,12 @@ def test_a_verdict_with_a_key_written_twice_is_a_named_failure(reply: str, wrap:
 
 
 EXHAUSTED_IN = {
-    "reading-a-json-reply": ("helm_mtsamples_ext.judges.reply.verdict.top_level_verdict", OWN),
+    "reading-a-json-reply": ("helm_mtsamples_ext.judges.core.reply.verdict.top_level_verdict", OWN),
     "repairing-a-broken-object": ("json_repair.loads", f"Verdict: {OWN[:-1]}, "),
-    "finding-copied-stretches": ("helm_mtsamples_ext.judges.reply.copied._automaton", f"Verdict: {OWN} It says {PLAN}"),
+    "finding-copied-stretches": (
+        "helm_mtsamples_ext.judges.core.reply.copied._automaton",
+        f"Verdict: {OWN} It says {PLAN}",
+    ),
 }
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from numbers import Integral, Real
-
-DIMENSIONS: tuple[str, ...] = ("accuracy", "completeness", "clarity")
-"""The rubric's dimensions, in the order every prompt, record and table lists them."""
 
 MIN_SCORE = 1
 """The lowest score, "very poor"."""
@@ -26,6 +24,28 @@ QUESTIONS: dict[str, str] = {
 }
 """The question asked per dimension, word for word: the judges' prompt lists them and the review page shows
 them to clinicians, so a human rating and a judge's answer the same question."""
+DIMENSIONS: tuple[str, ...] = tuple(QUESTIONS)
+"""The rubric's dimensions, in the order every prompt, record and table lists them (the questions' order)."""
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """The rubric as one value: the builders of what names a dimension or the scale (the judge prompts, the repair
+    turn, the verdict schema, the ratings header) take one, so a copy with a dimension renamed shows they follow
+    (tests/common/test_rubric_rename.py). ``RUBRIC`` is the one in use."""
+
+    questions: Mapping[str, str]
+    """The question per dimension, in the dimensions' order."""
+    min_score: int
+    max_score: int
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        return tuple(self.questions)
+
+
+RUBRIC = Rubric(QUESTIONS, MIN_SCORE, MAX_SCORE)
+"""The rubric every judge is asked and every rater shown."""
 
 
 def normalise_score(value: object) -> int | None:

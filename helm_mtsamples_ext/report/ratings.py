@@ -32,13 +32,20 @@ from pathlib import Path
 import pandas as pd
 
 from helm_mtsamples_ext.common.outside_text import encodable_text
-from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE
+from helm_mtsamples_ext.common.rubric import DIMENSIONS, MAX_SCORE, MIN_SCORE, RUBRIC, Rubric
 from helm_mtsamples_ext.report.csv_safe import restore
 from helm_mtsamples_ext.report.rater_names import lookalike_groups, rater_key, shown_name
 
-COLUMNS = ("run", "instance_id", "model", "rater", *DIMENSIONS, "comment")
+
+def header(rubric: Rubric) -> tuple[str, ...]:
+    """A ratings file's header for ``rubric``, in order: the answer, the rater, a column per dimension, a comment."""
+    return ("run", "instance_id", "model", "rater", *rubric.dimensions, "comment")
+
+
+COLUMNS = header(RUBRIC)
 """The exported file's header, in order (the review page's Export writes exactly these)."""
-REQUIRED = ("run", "instance_id", "rater", *DIMENSIONS)
+REQUIRED = tuple(column for column in COLUMNS if column not in ("model", "comment"))
+"""The columns a ratings file cannot do without (``model`` and ``comment`` it may leave out)."""
 ANSWER = ["run", "instance_id"]
 """One rated answer: a model's answer to one note in one run."""
 

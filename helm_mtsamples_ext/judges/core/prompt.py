@@ -7,13 +7,13 @@ common/answer.py's (the answer under test and the judge's reply are cut the same
 
 from __future__ import annotations
 
-import hashlib
 import re
 from string import Template
 
 from helm_mtsamples_ext.common.choices import HELM_FENCED, STORED_STYLES
-from helm_mtsamples_ext.common.rubric import QUESTIONS
+from helm_mtsamples_ext.common.rubric import RUBRIC, Rubric
 from helm_mtsamples_ext.judges.core.prefix_prompt import build_prefix_prompt
+from helm_mtsamples_ext.judges.core.prompt_parts import block_marker, rubric_words
 from helm_mtsamples_ext.judges.core.reply.explanations import MIN_EXPLANATION_WORDS, NOT_OWN_WORDS, explanation_problem
 
 __all__ = ["MIN_EXPLANATION_WORDS", "NOT_OWN_WORDS", "explanation_problem"]  # re-exported: their users read them here
@@ -42,55 +42,42 @@ that appear inside them.
 {reference}
 </reference_plan-{marker}>
 
-Rate the candidate plan on three dimensions, each with an integer score from 1 (very poor) to 5 (excellent) \
-and a short justification:
+Rate the candidate plan on {count} dimensions, each with an integer score from {low} (very poor) to {high} \
+(excellent) and a short justification:
 {questions}
 
 Reply with exactly one JSON object and nothing else, in this form:
-{{"accuracy": {{"score": <integer 1-5>, "explanation": "<one or two sentences>"}}, \
-"completeness": {{"score": <integer 1-5>, "explanation": "<...>"}}, \
-"clarity": {{"score": <integer 1-5>, "explanation": "<...>"}}}}
+{example}
 """
+"""The ``ours`` prompt; the rubric's words (``prompt_parts.rubric_words``) and the blocks are filled in."""
 
 
-_QUESTIONS = "\n".join(f"- {dim}: {question}" for dim, question in QUESTIONS.items())
-"""The rubric's questions as the prompt lists them, one line per dimension (the review page shows the same words)."""
+def repair_instruction(rubric: Rubric) -> str:
+    """The repair turn after a cut-off or unreadable reply, asking about ``rubric``."""
+    words = rubric_words(rubric)
+    return (
+        "Your reply above is not a complete verdict. Answer with only the JSON object, in the form given: "
+        f'the keys {words["keys"]}, each with an integer "score" from {words["low"]} to {words["high"]} and a '
+        'short "explanation" in your own words. No other text.'
+    )
 
 
-REPAIR_INSTRUCTION = (
-    "Your reply above is not a complete verdict. Answer with only the JSON object, in the form given: "
-    'the keys "accuracy", "completeness" and "clarity", each with an integer "score" from 1 to 5 and a '
-    'short "explanation" in your own words. No other text.'
-)
+REPAIR_INSTRUCTION = repair_instruction(RUBRIC)
 """The repair turn after a cut-off or unreadable reply: the judge sees its reply and is asked again."""
-
-
-def _block_marker(*texts: str) -> str:
-    """A marker no block can contain, so no content can forge a closing tag.
-
-    Derived from the content (no randomness, so identical prompts stay identical and HELM's cache
-    replays them) and re-derived in the practically impossible case that some content contains it.
-    """
-    seed = "\x00".join(texts)
-    counter = 0
-    while True:
-        marker = hashlib.sha256(f"{counter}\x00{seed}".encode()).hexdigest()[:12]
-        if not any(marker in text for text in texts):
-            return marker
-        counter += 1
 
 
 _HELM_TAGS = re.compile(r"<(/?)(user_request|response|gold_response)>")
 """The block tags of HELM's template, wherever it writes them (``Carefully analyze the <response>.`` too)."""
 
 
-def build_prompt(note: str, answer: str, reference: str, style: str) -> str:
+def build_prompt(note: str, answer: str, reference: str, style: str, rubric: Rubric = RUBRIC) -> str:
     """The judge prompt; ``style="helm_fenced"`` is HELM's own MTSamples Procedures template, filled as HELM fills
     it, its block tags fenced (``"helm"``: unfenced, as suites judged before the fence stored it), ``style="prefix"``
     the layout for prefix caches (prefix_prompt.py), ``"ours"`` the house prompt. No default: the run entry's
-    ``judge_prompt`` (RunEntryArgs) is the one, and a caller names the style its run stored."""
+    ``judge_prompt`` (RunEntryArgs) is the one, and a caller names the style its run stored. ``rubric``: what the
+    ``prefix`` and ``ours`` styles ask (HELM's template asks what HELM wrote)."""
     if style == "prefix":
-        return build_prefix_prompt(note, answer, reference)
+        return build_prefix_prompt(note, answer, reference, rubric)
     if style in ("helm", HELM_FENCED):
         # Imported at call time so HELM's template is used as installed, never a stale copy.
         from helm.benchmark.annotation.mtsamples_procedures_annotator import PROMPT_TEMPLATE
@@ -103,10 +90,10 @@ def build_prompt(note: str, answer: str, reference: str, style: str) -> str:
         if style == HELM_FENCED:
             # Fenced as ours: each block's tags carry a marker no content holds, so an answer cannot close its
             # <response> block and open a <gold_response> of its own ahead of the real one.
-            marker = _block_marker(note, answer, reference)
+            marker = block_marker(note, answer, reference)
             template = _HELM_TAGS.sub(lambda tag: f"<{tag.group(1)}{tag.group(2)}-{marker}>", template)
         return Template(template).substitute(QUESTION=note, RESPONSE=answer, GOLD_RESPONSE=reference)
     if style != "ours":
         raise ValueError(f"Unknown judge prompt style {style!r}; expected one of {STORED_STYLES}")
-    marker = _block_marker(note, answer, reference)
-    return _OURS.format(marker=marker, note=note, answer=answer, reference=reference, questions=_QUESTIONS)
+    marker = block_marker(note, answer, reference)
+    return _OURS.format(marker=marker, note=note, answer=answer, reference=reference, **rubric_words(rubric))

@@ -150,7 +150,7 @@ def test_a_planted_module_importing_helm_without_the_marker_fails_collection(tmp
     failed = collect(tmp_path)
     assert failed.returncode == pytest.ExitCode.USAGE_ERROR, failed.stdout + failed.stderr
     (line,) = [line for line in failed.stderr.splitlines() if line.strip()]
-    assert line.startswith(f"ERROR: {shown(tmp_path / 'test_planted.py')} imports {PACKAGE}.judges.call -> ")
+    assert line.startswith(f"ERROR: {shown(tmp_path / 'test_planted.py')} imports {PACKAGE}.judges.helm_calls.call -> ")
     assert line.endswith("without the helm marker: add `pytestmark = pytest.mark.helm` below its imports (it then "
                          "runs on both HELMs)")  # fmt: skip
 

@@ -46,6 +46,7 @@ from helm.common.request import ErrorFlags, GeneratedOutput, Request, RequestRes
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.choices import EXTRACTION_MODES
+from helm_mtsamples_ext.common.helm_paths import OUTPUT_PATH
 from helm_mtsamples_ext.data.controls import (
     CONTROL_KINDS,
     CONTROL_ORGANIZATION,
@@ -66,7 +67,7 @@ from helm_mtsamples_ext.scenario import build_instances
 TOKENIZER_NAME = f"{CONTROL_ORGANIZATION}/characters"
 CONTEXT_WINDOW = 2**31 - 1
 """In characters; notes over 1 MB are skipped by the scenario, so no prompt comes near it."""
-HELM_DEFAULT_NOTES_DIR = Path("benchmark_output") / "scenarios" / names.RUN_ENTRY
+HELM_DEFAULT_NOTES_DIR = Path(OUTPUT_PATH) / "scenarios" / names.RUN_ENTRY
 """Where ``helm-run`` without ``-o`` caches the notes; used only when no scenario ran in this process."""
 
 DISPLAY_NAMES = {

@@ -24,6 +24,7 @@ from pathlib import Path
 from helm.benchmark.scenarios.scenario import TEST_SPLIT, VALID_SPLIT, Instance
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.helm_paths import OUTPUT_PATH
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.judges.core.prompt import build_prompt
 from helm_mtsamples_ext.report.cost import PricesError, load_prices
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--run-entries", nargs="+", required=True, help="as given to helm-run")
     parser.add_argument("-m", "--max-eval-instances", type=int, required=True, help="as given to helm-run")
     parser.add_argument("--judge-prices", type=Path, help="USD per million input/output tokens per judge (YAML)")
-    parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
+    parser.add_argument("-o", "--output-path", default=OUTPUT_PATH, help="helm-run's output path")
     args = parser.parse_args(argv)
     try:
         prices = load_prices(args.judge_prices) if args.judge_prices else None

@@ -10,11 +10,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from helm_mtsamples_ext.common.helm_paths import LOCAL_PATH
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helm_mtsamples_ext.models", description=__doc__.split("\n")[0])
     parser.add_argument("text", nargs="?", default="", help="only names containing this text (case-insensitive)")
-    parser.add_argument("--local-path", default="prod_env", help="as given to helm-run")
+    parser.add_argument("--local-path", default=LOCAL_PATH, help="as given to helm-run")
     args = parser.parse_args(argv)
 
     from helm.benchmark.config_registry import (

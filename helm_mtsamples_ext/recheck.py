@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from helm_mtsamples_ext.common.atomic import replace_file
+from helm_mtsamples_ext.common.helm_paths import LOCAL_PATH, OUTPUT_PATH
 from helm_mtsamples_ext.common.outside_text import terminal
 from helm_mtsamples_ext.common.run_entry_args import RECHECK_CALLS_WITHOUT_YES
 from helm_mtsamples_ext.common.suite_name import suite_problem
@@ -71,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help=f"make the calls even above {RECHECK_CALLS_WITHOUT_YES} (they are paid)"
     )
     parser.add_argument("--judge-prices", type=Path, help="USD per million input/output tokens per judge (YAML)")
-    parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
-    parser.add_argument("--local-path", default="prod_env", help="helm-run's local path (credentials.conf)")
+    parser.add_argument("-o", "--output-path", default=OUTPUT_PATH, help="helm-run's output path")
+    parser.add_argument("--local-path", default=LOCAL_PATH, help="helm-run's local path (credentials.conf)")
     return parser
 
 

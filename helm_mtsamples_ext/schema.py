@@ -11,6 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from helm_mtsamples_ext.common.helm_paths import OUTPUT_PATH
 from helm_mtsamples_ext.common.suite_name import suite_problem
 from helm_mtsamples_ext.report.leaderboard_schema import (
     AUDIT_HEADING,
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         description="Print the shipped schema's path, or with --suite write a schema for that suite's judge panels.",
     )
     parser.add_argument("--suite", help="write a schema whose per-judge columns match this suite's panels")
-    parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
+    parser.add_argument("-o", "--output-path", default=OUTPUT_PATH, help="helm-run's output path")
     parser.add_argument(
         "--out", help="where to write it (default: benchmark_output/runs/SUITE/" + SCHEMA_FILENAME + ")"
     )

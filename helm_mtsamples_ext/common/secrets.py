@@ -31,6 +31,8 @@ from typing import Any
 import pandas as pd
 import pyhocon
 
+from helm_mtsamples_ext.common.helm_paths import LOCAL_PATH
+
 PROVIDER_KEY_ENV = (
     "OPENAI_API_KEY",
     "OPENAI_ADMIN_KEY",
@@ -195,7 +197,7 @@ CREDENTIALS_ENV = "HELM_CREDENTIALS"
 """HELM reads credentials.conf's text from this variable first (helm.common.general.get_credentials)."""
 
 
-def machine_keys(local_path: Path = Path("prod_env"), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+def machine_keys(local_path: Path = Path(LOCAL_PATH), environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The keys HELM would hand a judge on this machine: ``HELM_CREDENTIALS`` or ``<local_path>/credentials.conf``
     (HELM's default local path), and the environment. A credentials file that cannot be parsed gives none."""
     env = os.environ if environ is None else environ

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from helm_mtsamples_ext.common.helm_paths import LOCAL_PATH, OUTPUT_PATH
 from helm_mtsamples_ext.helm_host.compat import OPENAI_PREFIX, check_helm, ensure_deployment
 
 LIST_MODELS = "python -m helm_mtsamples_ext.models [TEXT]"
@@ -32,7 +33,7 @@ DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{4})(?=-|$)")
 OPENAI_KEY_ENV = "OPENAI_API_KEY"  # what HELM's OpenAI clients fall back to (the OpenAI SDK reads it)
 
 
-def hosted_key_hint(deployment: str, local_path: str = "prod_env") -> str:
+def hosted_key_hint(deployment: str, local_path: str = LOCAL_PATH) -> str:
     """Where a user sets the key of a hosted deployment, as HELM looks for it: ``<host>ApiKey`` in credentials.conf
     (and, for OpenAI, the SDK's environment variable)."""
     host = deployment.split("/")[0]
@@ -46,10 +47,10 @@ class BuildingCommand:
 
     model: str | None  # the entry's model= (None outside HELM's construct_run_specs)
     dry_run: bool = False
-    local_path: str = "prod_env"
+    local_path: str = LOCAL_PATH
     server_url: str | None = None
     in_helm_run: bool = False
-    output_path: str = "benchmark_output"  # helm-run's -o, where a suite's earlier runs are
+    output_path: str = OUTPUT_PATH  # helm-run's -o, where a suite's earlier runs are
     suite: str | None = None
 
 
@@ -75,10 +76,10 @@ def building_command(frame: FrameType | None = None) -> BuildingCommand:
     return BuildingCommand(
         str(model) if model else None,
         dry_run=bool(getattr(args, "dry_run", False)),
-        local_path=str(getattr(args, "local_path", None) or "prod_env"),
+        local_path=str(getattr(args, "local_path", None) or LOCAL_PATH),
         server_url=getattr(args, "server_url", None) or None,
         in_helm_run=True,
-        output_path=str(getattr(args, "output_path", None) or "benchmark_output"),
+        output_path=str(getattr(args, "output_path", None) or OUTPUT_PATH),
         suite=getattr(args, "suite", None) or None,
     )
 
@@ -115,7 +116,7 @@ def listed_openai_models() -> list[str]:
     return sorted(names)
 
 
-def unlisted_openai_line(model: str, listed: list[str], local_path: str = "prod_env") -> str:
+def unlisted_openai_line(model: str, listed: list[str], local_path: str = LOCAL_PATH) -> str:
     """Why an ``openai/`` model nobody lists stops the run (crfm-helm would make a deployment for any such name, and
     a typo would fail every call later), with the closest listed names and how to run a model too new to be listed."""
     close = difflib.get_close_matches(model, listed, n=3, cutoff=0.6)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helm_mtsamples_ext.common.helm_paths import OUTPUT_PATH
 from helm_mtsamples_ext.common.outside_text import encodable_table, terminal
 from helm_mtsamples_ext.common.secrets import machine_keys, mask_table
 from helm_mtsamples_ext.common.suite_name import suite_problem
@@ -82,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         help="instead of a suite: Inspect logs (.eval) and verifiers results.jsonl files, or folders holding them; "
         "prints each judge's failed share per model and warns when one model's answers make a judge fail",
     )
-    parser.add_argument("-o", "--output-path", default="benchmark_output", help="helm-run's output path")
+    parser.add_argument("-o", "--output-path", default=OUTPUT_PATH, help="helm-run's output path")
     parser.add_argument("--out", type=Path, help="report directory (default: <output-path>/mtsamples_report/<suite>)")
     parser.add_argument("--bootstrap", type=_resamples, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap and rating-sample seed (default 0)")

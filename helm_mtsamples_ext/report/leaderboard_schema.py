@@ -34,6 +34,7 @@ import yaml
 
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common.atomic import write_text_whole
+from helm_mtsamples_ext.common.helm_paths import OUTPUT_PATH
 from helm_mtsamples_ext.common.outside_text import terminal
 
 SCHEMA_FILENAME = "schema_mtsamples_procedures.yaml"
@@ -160,7 +161,7 @@ def with_audit(schema: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     return schema
 
 
-def write_suite_schema(suite: str, output_path: str = "benchmark_output", out: str | None = None) -> Path:
+def write_suite_schema(suite: str, output_path: str = OUTPUT_PATH, out: str | None = None) -> Path:
     """Write the schema for a suite (default: inside the suite's directory) and return its path."""
     base = yaml.safe_load(Path(SCHEMA_PATH).read_text())
     (run_group,) = [g for g in base["run_groups"] if g["name"] == names.RUN_GROUP]

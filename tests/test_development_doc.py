@@ -1,5 +1,6 @@
-"""docs/development.md keeps up with the package: its module map names every module and only those. And the README
-says why each dependency is there. (The layers and the import cycles are import-linter's: tests/test_layers.py.)"""
+"""docs/development.md keeps up with the package: its module map names every module and only those. And
+docs/dependencies.md says why each dependency is there. (The layers and the import cycles are import-linter's:
+tests/test_layers.py.)"""
 
 from __future__ import annotations
 
@@ -61,8 +62,8 @@ def dependencies() -> list[str]:
 
 
 @pytest.mark.parametrize("package", dependencies())
-def test_the_readme_says_why_each_dependency_is_there(package: str) -> None:
-    table = section((REPO / "README.md").read_text(encoding="utf-8"), "## Dependencies")
+def test_the_docs_say_why_each_dependency_is_there(package: str) -> None:
+    table = (REPO / "docs" / "dependencies.md").read_text(encoding="utf-8")
     assert re.search(rf"^\|[^|\n]*`{re.escape(package)}(\[\w+\])?`", table, re.M), (
-        f"README.md's Dependencies table does not say why {package} is there"
+        f"docs/dependencies.md's table does not say why {package} is there"
     )

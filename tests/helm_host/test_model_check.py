@@ -106,13 +106,13 @@ def test_an_openai_model_helm_does_not_list_is_one_line_with_the_closest_listed_
 
 
 def test_a_new_openai_model_declared_in_model_metadata_yaml_runs(tmp_path: Path) -> None:
-    """The override the README documents: the model in prod_env/model_metadata.yaml, as helm-run reads it."""
+    """The override docs/helm.md documents: the model in prod_env/model_metadata.yaml, as helm-run reads it."""
     import re
 
     from helm.benchmark.config_registry import register_configs_from_directory
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    (example,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if b.startswith("models:")]
+    page = (Path(__file__).resolve().parents[2] / "docs" / "helm.md").read_text(encoding="utf-8")
+    (example,) = [b for b in re.findall(r"```yaml\n(.*?)```", page, re.S) if b.startswith("models:")]
     name = re.search(r"name: (openai/\S+)", example)
     assert name is not None
     with pytest.raises(ValueError, match="lists no OpenAI model"):

@@ -37,10 +37,10 @@ def test_the_minimums_are_sensible() -> None:
     assert 0 < MINIMUMS.max_tied_resample_share < 1
 
 
-def test_the_readme_table_gives_the_same_minimums_as_the_code() -> None:
-    """The README's "How much evidence a verdict needs" table lists every threshold with its value."""
-    text = (Path(__file__).parents[2] / "README.md").read_text()
-    section = text.split("### How much evidence a verdict needs", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_table_gives_the_same_minimums_as_the_code() -> None:
+    """docs/statistics.md's "How much evidence a verdict needs" table lists every threshold with its value."""
+    text = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text()
+    section = text.split("## How much evidence a verdict needs", 1)[1].split("\n## ", 1)[0]
     documented = {
         cells[1].strip("` "): float(cells[2])
         for cells in (line.split("|") for line in section.splitlines() if line.startswith("| `"))

@@ -1,8 +1,8 @@
-"""The README's Inspect commands as written (its "Run it with Inspect" block, after the venv line): bash runs the
-exports and the ``inspect eval`` line from a fresh directory, with only what a reader would change swapped for the
-loopback: the servers' ports (the model under test on 8080, the judge of the key-free start on 8081) and the
-venv's path. The judge is served under the name the README gives it and plays llama-cpp-python's server as the
-README starts it: one call at a time, ``/v1/models`` saying so, HTTP 500 to a ``json_schema`` response_format.
+"""The Inspect commands as written (their block in docs/inspect.md, moved from the README, after the venv line):
+bash runs the exports and the ``inspect eval`` line from a fresh directory, with only what a reader would change
+swapped for the loopback: the servers' ports (the model under test on 8080, the judge of the key-free start on 8081)
+and the venv's path. The judge is served under the name the line gives it and plays llama-cpp-python's server as
+the README starts it: one call at a time, ``/v1/models`` saying so, HTTP 500 to a ``json_schema`` response_format.
 Every note must be judged, one call at a time, in llama.cpp's ``json_object`` form with the line's explanation cap."""
 
 from __future__ import annotations

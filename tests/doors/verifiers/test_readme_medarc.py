@@ -1,4 +1,4 @@
-"""The README's key-free ``medarc-eval`` line as written (its block in "Run it as a verifiers environment"): bash
+"""The key-free ``medarc-eval`` line as written (its block in docs/verifiers.md, moved from the README): bash
 runs the export and the command from a fresh directory, with only what a reader would change swapped for the
 loopback (the servers' ports: the model under test on 8080, the judge of the key-free start on 8081; the venv's
 path). The judge plays llama-cpp-python's server as the README starts it: one call at a time, ``/v1/models`` saying

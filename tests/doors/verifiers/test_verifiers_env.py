@@ -29,6 +29,7 @@ from tests.doors.verifiers.door import (
     judge_prompt,
     judge_reward,
 )
+from tests.readme_blocks import block_running
 from tests.servers.judge import JudgeServer
 from tests.servers.model import ModelServer
 
@@ -202,16 +203,15 @@ def test_a_reply_without_a_verdict_gets_a_repair_turn(notes_env: dict[str, str])
 
 
 def readme_vf_eval() -> list[str]:
-    """The README's vf-eval command line, split as the shell would."""
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
-    (line,) = [line for line in readme.splitlines() if line.startswith(".venv-verifiers/bin/vf-eval ")]
+    """The docs' vf-eval command line (docs/verifiers.md, moved from the README), split as the shell would."""
+    (line,) = block_running(".venv-verifiers/bin/vf-eval ", skip_prefix="python3 -m venv")
     return shlex.split(line)
 
 
 def test_the_readmes_vf_eval_command_runs_the_environment(
     notes_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README's command with its placeholders filled (the model, its URL and key variable; the judges' URL)."""
+    """The docs' command with its placeholders filled (the model, its URL and key variable; the judges' URL)."""
     command = readme_vf_eval()
     option = {flag: i + 1 for i, flag in enumerate(command) if flag.startswith("-")}
     env_args = json.loads(command[option["-a"]])
@@ -223,7 +223,7 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
         command[option["-a"]], command[option["-n"]] = json.dumps(env_args), "2"
         # verifiers 0.1.11 picks its env server's ports by binding and letting go (get_free_port_pair), then binds
         # them again: with CI's other suites opening loopback servers beside it, a port taken in between left vf-eval
-        # waiting for its server until the test's 300 s ran out. In-process, the command is the README's otherwise.
+        # waiting for its server until the test's 300 s ran out. In-process, the command is the docs' otherwise.
         command.append("--disable-env-server")
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]

@@ -123,7 +123,7 @@ def unlisted_openai_line(model: str, listed: list[str], local_path: str = LOCAL_
     matches = f"closest listed: {', '.join(close)}" if close else "no close match"
     return (
         f"HELM ({check_helm()}) lists no OpenAI model {model!r} ({matches}); for a model newer than HELM's list, "
-        f'declare it in {local_path}/model_metadata.yaml (see the README\'s "A model HELM does not list")'
+        f'declare it in {local_path}/model_metadata.yaml (see docs/helm.md, "A model HELM does not list")'
     )
 
 

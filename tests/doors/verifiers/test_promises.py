@@ -190,8 +190,9 @@ def results(cwd: Path) -> list[dict[str, Any]]:
 def test_the_readmes_medarc_eval_line_judges_every_note_on_a_one_slot_keyless_judge(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README's line (``--judge-model``, ``--judge-base-url``, ``--env-arg judge_prompt=ours``, ``-n 3``) against
-    llama-cpp-python's server as the README starts it: no key, one call at a time, HTTP 500 to ``json_schema``.
+    """docs/verifiers.md's line (``--judge-model``, ``--judge-base-url``, ``--env-arg judge_prompt=ours``,
+    ``-n 3``) against llama-cpp-python's server as the README starts it: no key, one call at a time, HTTP 500 to
+    ``json_schema``.
     Every note judged, none 0; before issue 42 each scored 0.0 ('unreachable: the last format's failure is
     returned') and a keyless judge was refused with a traceback."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -25,13 +25,12 @@ from helm.common.hierarchical_logger import hlog
 from tqdm import tqdm
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.common.answer import answer_text
-from helm_mtsamples_ext.common.answer_cap import CutAnswer, judged_answer
+from helm_mtsamples_ext.common.answer import first_completion
 from helm_mtsamples_ext.common.outside_text import encodable, encodable_text
 from helm_mtsamples_ext.common.panel import panel_from_args
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.helm_host.families import creator_of
-from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.question import NoteQuestion, ask_about
 from helm_mtsamples_ext.judges.core.settings import CallSettings
 from helm_mtsamples_ext.judges.helm_calls.batch.run import BATCH_DIR, BatchItem, BatchSettings, batch_all
 from helm_mtsamples_ext.judges.helm_calls.progress import progress_bar
@@ -41,12 +40,6 @@ from helm_mtsamples_ext.judges.helm_calls.suite_progress import suite_position
 DEFAULT = RunEntryArgs()
 """The annotator's defaults are the run entry's (run_entry_args.py): a run_spec.json that leaves an argument
 out (an earlier release's, or one off no default) gets the value the run entry would have given."""
-
-
-def whole_answer(state: RequestState, use_think: bool) -> str:
-    """The plan the model under test wrote (its reasoning cut off with use_think): what no prompt hash or file can
-    hold (a lone surrogate, a control character) replaced by U+FFFD (outside_text.py)."""
-    return encodable_text(answer_text(state.result.completions if state.result else None, use_think))
 
 
 def make_encodable(state: RequestState) -> int:
@@ -72,19 +65,21 @@ def make_encodable(state: RequestState) -> int:
     return replaced
 
 
-def answer_of(state: RequestState, args: RunEntryArgs) -> CutAnswer:
-    """The plan as the judges read it: cut at ``answer_cap`` characters (common/answer_cap.py)."""
-    return judged_answer(whole_answer(state, args.use_think), args.answer_cap)
+def question_of(state: RequestState, args: RunEntryArgs) -> NoteQuestion:
+    """What the panel is asked about a note, as every door asks it (judges/core/question.py): the answer cut at
+    ``answer_cap``, its reasoning cut off with ``use_think``, and the prompt, or none for an empty answer."""
+    instance = state.instance
+    reference = instance.references[0].output.text if instance.references else ""
+    return ask_about(
+        first_completion(state.result.completions if state.result else None), instance.input.text, reference,
+        use_think=args.use_think, answer_cap=args.answer_cap, judge_prompt=args.judge_prompt,
+    )  # fmt: skip
 
 
 def prompt_of(state: RequestState, args: RunEntryArgs) -> str | None:
     """The judge prompt of a note; None for an empty answer, which no judge is asked about."""
-    answer = answer_of(state, args).text
-    if not answer.strip():
-        return None
-    instance = state.instance
-    reference = instance.references[0].output.text if instance.references else ""
-    return build_prompt(encodable_text(instance.input.text), answer, encodable_text(reference), args.judge_prompt)
+    question = question_of(state, args).question
+    return None if question is None else question[0]
 
 
 class JudgeAnnotator(Annotator):
@@ -149,23 +144,26 @@ class JudgeAnnotator(Annotator):
         self, states: list[RequestState], bar: tqdm | None = None, failures: dict[Any, str] | None = None
     ) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = [{} for _ in states]
-        calls = partial(self._calls, states, failures or {})
+        cuts: dict[int, int | None] = {}
+        calls = partial(self._calls, states, failures or {}, cuts)
         for i, record in self._session.judge([str(state.instance.id) for state in states], calls, bar):
             # The model under test's maker, for self-preference: HELM's registry (prod_env/ too) is loaded only now.
-            cut = answer_of(states[i], self.args).cut_from if not record.empty_answer else None
+            cut = cuts.pop(i, None) if not record.empty_answer else None
             records[i] = replace(record, model_family=creator_of(states[i].request.model), answer_cut=cut).to_dict()
             if bar is not None:
                 bar.update(1)
         return records
 
-    def _calls(self, states: list[RequestState], failures: dict[Any, str], i: int) -> list[Call]:
+    def _calls(
+        self, states: list[RequestState], failures: dict[Any, str], cuts: dict[int, int | None], i: int
+    ) -> list[Call]:
         """A note's judge calls (none for an empty answer), the prompt built only when the note's turn comes; a
-        judge whose batch request failed gets that failure, named, without a call."""
-        prompt = prompt_of(states[i], self.args)
-        # The prompt's texts no verdict is read from: the answer the model under test wrote, and the note.
-        untrusted = (answer_of(states[i], self.args).text, states[i].instance.input.text)
+        judge whose batch request failed gets that failure, named, without a call. ``cuts`` gets the answer's
+        length where ``answer_cap`` cut it, for the record."""
+        asked = question_of(states[i], self.args)
+        cuts[i] = asked.answer.cut_from
         failed = {j.name: failures[(i, j.name)] for j in self._judges if (i, j.name) in failures}
-        return self._session.calls(None if prompt is None else (prompt, untrusted), failed)
+        return self._session.calls(asked.question, failed)
 
     def _batch_first_turns(self, states: list[RequestState]) -> dict[Any, str]:
         """judge_batch: every first turn not yet in HELM's cache is answered through its endpoint's Batch API

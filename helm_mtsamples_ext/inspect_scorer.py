@@ -175,7 +175,8 @@ def judge_models(
     judges: list[str], urls: list[str], keys: dict[str, EndpointKey], secrets: tuple[str, ...]
 ) -> dict[str, Model]:
     """Each judge as an Inspect model; one served at ``judge_base_url`` with its key from ``keys`` (endpoint_keys)
-    behind a client masking ``secrets`` in what its server sends back (judges/inspect_calls/wire.py). Not memoized by Inspect:
+    behind a client masking ``secrets`` in what its server sends back (judges/inspect_calls/wire.py). Not memoized by
+    Inspect:
     its cache key leaves the client out, and a model reused from another eval could hold a client that was closed
     and rebuilt without the mask."""
     if not urls:

@@ -2,9 +2,10 @@
 
 Only the harness glue lives here; the rules are the core's. The dataset is our pinned notes with HELM's extraction
 (data.notes, data.instances); the model under test reads the words HELM gives it (common.model_prompt); the scorer
-asks our panel through Inspect's own model API (judges/inspect_calls/judge.py), with our judge prompt, our verdict reading and
-our reward (scoring.reward.score_note), in inspect_scorer.py. The task's arguments are the run entry's, parsed by
-``RunEntryArgs`` so the defaults and the errors are the same as in HELM: an unknown ``-T`` name names the closest
+asks our panel through Inspect's own model API (judges/inspect_calls/judge.py), with our judge prompt, our verdict
+reading and our reward (scoring.reward.score_note), in inspect_scorer.py. The task's arguments are the run entry's:
+their names, defaults and types are ``RunEntryArgs``' (``run_entry_parameters``), and they are parsed by it, so the
+defaults and the errors are the same as in HELM: an unknown ``-T`` name names the closest
 argument, one this door does not honour is refused, and a key given as an argument is refused with where keys go
 (Inspect writes task arguments into its log). A result over ``max_unjudged`` is void, and ``inspect eval`` says so:
 one line on stderr, last, whatever ``--display``, and exit status 1 (``VoidResultExit``).
@@ -16,7 +17,7 @@ import re
 import sys
 from collections.abc import Iterable, Sequence
 from functools import partial
-from pathlib import Path
+from inspect import Parameter
 from typing import Any
 
 import click
@@ -32,10 +33,16 @@ from helm_mtsamples_ext.common.choices import HELM_FENCED
 from helm_mtsamples_ext.common.judge_url import check_base_url
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.rules import RULES_VERSION
-from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import (
+    DEFAULT_JUDGES,
+    RunEntryArgs,
+    door_arguments,
+    door_signature,
+    run_entry_parameters,
+)
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import build_samples
-from helm_mtsamples_ext.data.notes import DataError, ensure_notes, resolve_base_url, resolve_cache_dir
+from helm_mtsamples_ext.data.notes import DataError, door_cache_dir, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.inspect_scorer import (
     VOID,
     EvalSize,
@@ -58,8 +65,6 @@ try:
 except ImportError:  # pragma: no cover - a later Inspect that moved it: a traceback after our line
     pass
 
-DEFAULT_CACHE_DIR = Path("~/.cache/helm_mtsamples_ext/notes")
-"""Where the notes are kept between runs unless ``cache_dir`` or ``MTSAMPLES_PROCEDURES_CACHE_DIR`` says."""
 NOT_HONOURED = {
     "jury_config_path": "; give the panel as judges (and judge_base_url)",
     "judge_family": "",
@@ -88,8 +93,9 @@ def _joined(value: Any) -> str | None:
 
 def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> MemoryDataset:
     """Our pinned notes as Inspect samples, in HELM's order and with HELM's instance ids."""
-    where = Path(cache_dir).expanduser() if cache_dir else resolve_cache_dir(DEFAULT_CACHE_DIR)
-    paths = ensure_notes(where, base_url=resolve_base_url(None), manifest=resolve_manifest(), progress=False)
+    paths = ensure_notes(
+        door_cache_dir(cache_dir), base_url=resolve_base_url(None), manifest=resolve_manifest(), progress=False
+    )
     batch = build_samples({name: path.read_bytes() for name, path in paths.items()}, extraction)
     samples = [
         Sample(
@@ -103,22 +109,33 @@ def dataset(extraction: str, use_think: bool, cache_dir: str | None = None) -> M
     return MemoryDataset(samples, name=names.RUN_ENTRY)
 
 
+HONOURED = (
+    "use_think",
+    "judge_prompt",
+    "extraction",
+    "max_unjudged",
+    "answer_cap",
+    "judge_structured",
+    "explanation_cap",
+    "judge_timeout",
+    "judge_max_wait",
+)
+"""The run entry's arguments the task takes as they are (``judges`` and ``judge_base_url`` also as lists)."""
+_KEYWORD = Parameter.POSITIONAL_OR_KEYWORD
+PARAMETERS = (
+    Parameter("judges", _KEYWORD, default=DEFAULT_JUDGES, annotation=str | list[str] | None),
+    Parameter("judge_base_url", _KEYWORD, default=None, annotation=str | list[str] | None),
+    *run_entry_parameters(*HONOURED),
+    Parameter("cache_dir", _KEYWORD, default=None, annotation=str | None),
+    Parameter("others", Parameter.VAR_KEYWORD, annotation=Any),
+)
+"""The task's signature, which Inspect reads for its ``-T`` names: each run-entry argument's default and type are
+``RunEntryArgs``'."""
+
+
 @task
-def mtsamples_procedures(
-    judges: str | list[str] | None = DEFAULT_JUDGES,
-    judge_base_url: str | list[str] | None = None,
-    use_think: bool = RunEntryArgs.use_think,
-    judge_prompt: str = RunEntryArgs.judge_prompt,
-    extraction: str = RunEntryArgs.extraction,
-    max_unjudged: float = RunEntryArgs.max_unjudged,
-    answer_cap: int = RunEntryArgs.answer_cap,
-    judge_structured: str = RunEntryArgs.judge_structured,
-    explanation_cap: int | None = RunEntryArgs.explanation_cap,
-    judge_timeout: float = RunEntryArgs.judge_timeout,
-    judge_max_wait: float = RunEntryArgs.judge_max_wait,
-    cache_dir: str | None = None,
-    **others: Any,
-) -> Task:
+@door_signature(*PARAMETERS)
+def mtsamples_procedures(*args: Any, **kwargs: Any) -> Task:
     """MTSamples Procedures: write the treatment plan for an operative note, judged by an LLM panel.
 
     ``judges``: Inspect model names (``openai/gpt-4o-mini``), or, with ``judge_base_url`` (one URL, or one per
@@ -126,12 +143,10 @@ def mtsamples_procedures(
     else ``JUDGE_API_KEY``, else none, as on HELM's path).
     The other arguments are the run entry's (README, Run-entry arguments); ``others`` takes every other ``-T``
     name, so a misspelled one stops the task naming the closest (Inspect would only warn, and run the defaults)."""
+    given = door_arguments(mtsamples_procedures, *args, **kwargs)
     try:
-        _refuse_others(others)
-        return _task(
-            judges, judge_base_url, use_think, judge_prompt, extraction, max_unjudged, answer_cap, judge_structured,
-            explanation_cap, judge_timeout, judge_max_wait, cache_dir,
-        )  # fmt: skip
+        _refuse_others(given.pop("others"))
+        return _task(given.pop("cache_dir"), given)
     except (ValueError, DataError) as mistake:  # the user's to fix: one line, no traceback (Inspect prints its text)
         raise _user_error(f"mtsamples_procedures: {mistake}") from None
 
@@ -158,39 +173,17 @@ def _user_error(message: str) -> BaseException:
     return Quiet()
 
 
-def _task(
-    judges: str | list[str] | None,
-    judge_base_url: str | list[str] | None,
-    use_think: bool,
-    judge_prompt: str,
-    extraction: str,
-    max_unjudged: float,
-    answer_cap: int,
-    judge_structured: str,
-    explanation_cap: int | None,
-    judge_timeout: float,
-    judge_max_wait: float,
-    cache_dir: str | None,
-) -> Task:
+def _task(cache_dir: str | None, given: dict[str, Any]) -> Task:
+    """The task for the run entry's arguments ``given`` (the task's own but ``cache_dir``)."""
+    judges = given["judges"]
     if judges is None or not all(j.strip() for j in str(_joined(judges)).split("+")):
         raise ValueError(  # HELM's line (run_spec.py): an empty panel is a mistake, never the default
             f"judges= must name one or more judges joined by '+' (e.g. judges={DEFAULT_JUDGES}), "
             f"got {_joined(judges) or ''!r}; leave it out for the default"
         )
-    raw = {
-        "judges": _joined(judges),
-        "judge_base_url": _joined(judge_base_url),
-        "use_think": use_think,
-        "judge_prompt": judge_prompt,
-        "extraction": extraction,
-        "max_unjudged": max_unjudged,
-        "answer_cap": answer_cap,
-        "judge_structured": judge_structured,
-        "explanation_cap": explanation_cap,
-        "judge_timeout": judge_timeout,
-        "judge_max_wait": judge_max_wait,
-    }
-    args = RunEntryArgs.parse(**raw)
+    args = RunEntryArgs.parse(
+        **{**given, "judges": _joined(judges), "judge_base_url": _joined(given["judge_base_url"])}
+    )
     if args.judge_prompt in ("helm", HELM_FENCED):
         raise ValueError("judge_prompt=helm needs HELM's own template, which this venv has not: use prefix or ours")
     panel = [j.strip() for j in (args.judges or DEFAULT_JUDGES).split("+")]

@@ -19,7 +19,7 @@ from helm.common.general import parallel_map
 from helm.common.request import ErrorFlags, RequestResult, Token
 
 from helm_mtsamples_ext import names
-from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, whole_answer
+from helm_mtsamples_ext.annotator import JudgeAnnotator, make_encodable, question_of
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
@@ -597,5 +597,5 @@ def test_an_answer_no_file_can_hold_is_made_safe_in_place_and_counted() -> None:
     assert make_encodable(state) == 2
     safe = state.result.completions[0]
     assert safe.text == "plan \ufffd rest\ufffd" and [t.text for t in safe.tokens] == ["plan", " \ufffd"]
-    assert whole_answer(state, use_think=False) == "plan \ufffd rest\ufffd"
+    assert question_of(state, RunEntryArgs()).answer.text == "plan \ufffd rest\ufffd"  # what the judges read
     assert make_encodable(state) == 0 and make_encodable(request_state(answer="fine")) == 0

@@ -16,7 +16,8 @@ STRUCTURED_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off"
 """The response format asked of a judge (judges/helm_calls/formats.py): ``auto`` tries the others in order."""
 
 PROMPT_STYLES: tuple[str, ...] = ("ours", "helm", "prefix")
-"""What a run entry may name: ``prefix`` (judges/core/prefix_prompt.py) is what a new run gets; ``ours`` and ``helm`` stay
+"""What a run entry may name: ``prefix`` (judges/core/prefix_prompt.py) is what a new run gets; ``ours`` and ``helm``
+stay
 for runs that stored them."""
 
 HELM_FENCED = "helm_fenced"

@@ -3,7 +3,8 @@
 The recheck (``python -m helm_mtsamples_ext.recheck``) must ask each judge what the run asked it: the note, the
 answer as the judges read it (the run's own ``use_think`` and ``answer_cap``, read from run_spec.json, an earlier
 release's included, through ``RunEntryArgs``) and the reference, with the run's ``judge_prompt`` style, from which
-judges/helm_calls/recheck_calls.py builds the prompt exactly as the annotator does; the run's panel and call settings travel
+judges/helm_calls/recheck_calls.py builds the prompt exactly as the annotator does; the run's panel and call settings
+travel
 with it. The suite is read by suite.py (which runs are ours, where they are); only runs judged by our
 annotator are kept (HELM's built-in jury keeps no panel to ask again). Reading only: nothing here writes.
 """

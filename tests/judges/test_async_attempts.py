@@ -1,4 +1,5 @@
-"""The rules of judges/openai_calls/attempts.py: which of the SDK's errors are retried, how often, and for how long, on a clock
+"""The rules of judges/openai_calls/attempts.py: which of the SDK's errors are retried, how often, and for how long,
+on a clock
 and a sleep of the test's own (no test waits out a backoff)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""HELM's SQLite cache through one open connection per file (judges/helm_calls/cache_store.py): what it writes HELM reads and
+"""HELM's SQLite cache through one open connection per file (judges/helm_calls/cache_store.py): what it writes HELM
+reads and
 the other way round, every reply is committed before its call returns however many write at once, a key the file
 never held is a miss without a lookup, and a file replaced at the same path is read anew."""
 

@@ -1,5 +1,6 @@
 """No work thrown away at a server that serves one call at a time: an exchange's limit follows the server's observed
-pace (``judges/helm_calls/pace.py``), and a call the client gives up on has its connection closed, which is how a server that
+pace (``judges/helm_calls/pace.py``), and a call the client gives up on has its connection closed, which is how a
+server that
 checks its connection (llama.cpp) learns to drop it. Through HELM's real client against the loopback judge server."""
 
 from __future__ import annotations

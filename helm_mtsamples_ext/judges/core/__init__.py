@@ -11,6 +11,7 @@ __all__ = [
     "format_order",
     "health",
     "prompt",
+    "question",
     "reachability",
     "reply",
     "sdk_errors",

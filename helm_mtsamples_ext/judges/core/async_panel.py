@@ -3,7 +3,8 @@ annotator would write for the same answer.
 
 Why one: both doors wrote the same steps (the answer cut as the annotator cuts it, an empty answer judged by
 nobody, our fenced judge prompt, every judge asked at once, the failed ones named), and a step changed in one
-door and not the other would make the doors' rewards differ. How a judge is asked is the door's (``JudgeOne``);
+door and not the other would make the doors' rewards differ. The steps themselves are question.py's, which HELM's
+annotator takes too; this adds asking every judge at once. How a judge is asked is the door's (``JudgeOne``);
 the reward is scoring's, from the record this returns.
 """
 
@@ -13,12 +14,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
-from helm_mtsamples_ext.common.answer import strip_think
-from helm_mtsamples_ext.common.answer_cap import judged_answer
-from helm_mtsamples_ext.common.outside_text import encodable_text
 from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rules import RULES_VERSION
-from helm_mtsamples_ext.judges.core.prompt import build_prompt
+from helm_mtsamples_ext.judges.core.question import ask_about, panel_record
 
 __all__ = ["JudgeOne", "Judged", "judge_panel"]
 
@@ -45,14 +43,10 @@ async def judge_panel(
 ) -> Judged:
     """The record of one note: each judge's entry, or the empty answer no judge is asked about. ``gather`` runs
     the judges at once (a door may give its own, e.g. Inspect's ``collect``)."""
-    text = encodable_text(answer)
-    cut = judged_answer(strip_think(text) if use_think else text, answer_cap)
-    if not cut.text.strip():
-        return Judged(NoteRecord.empty(RULES_VERSION), cut.text)
-    note = encodable_text(note)
-    prompt = build_prompt(note, cut.text, encodable_text(reference), judge_prompt)
+    asked = ask_about(answer, note, reference, use_think=use_think, answer_cap=answer_cap, judge_prompt=judge_prompt)
+    if asked.question is None:
+        return Judged(NoteRecord.empty(RULES_VERSION), asked.answer.text)
+    prompt, untrusted = asked.question
     names = list(judges)
-    entries = await gather(*(judges[name](prompt, (cut.text, note)) for name in names))
-    panel = dict(zip(names, entries, strict=True))
-    failed = tuple(name for name, entry in panel.items() if entry.failed)
-    return Judged(NoteRecord(panel, failed, answer_cut=cut.cut_from, rules_version=RULES_VERSION), cut.text)
+    entries = await gather(*(judges[name](prompt, untrusted) for name in names))
+    return Judged(panel_record(dict(zip(names, entries, strict=True)), asked.answer.cut_from), asked.answer.text)

@@ -1,5 +1,6 @@
 """What one judgment tells its judge's breaker: the rule of HELM's path (attempts.py), for the doors that call
-judges without HELM (judges/openai_calls/attempts.py for the verifiers environment, judges/inspect_calls/judge.py for Inspect).
+judges without HELM (judges/openai_calls/attempts.py for the verifiers environment, judges/inspect_calls/judge.py for
+Inspect).
 
 Why one place: whether a fault means a dead judge decides which later notes fail at once, and the doors must
 agree on it. No reply (a timeout, a lost connection) counts, but a timeout while the judge answered other calls

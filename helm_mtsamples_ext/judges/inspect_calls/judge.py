@@ -11,7 +11,8 @@ judge, so calls refused at once never skip or lose a form. A server that says ho
 a slot before their ``judge_max_wait`` starts, as on HELM's path, instead of timing out in the server's queue.
 
 Failures carry the core's kinds, named by judges/inspect_calls/errors.py (a 200 without text is named at the wire,
-judges/inspect_calls/wire.py, and a reply over the cap reaches Inspect clipped, its true length told to the turns); a reply
+judges/inspect_calls/wire.py, and a reply over the cap reaches Inspect clipped, its true length told to the turns); a
+reply
 without text is never repaired. Each attempt
 is bounded by ``judge_timeout`` (Inspect's ``attempt_timeout``) and a turn, its retries included, by
 ``judge_max_wait`` (Inspect's ``timeout``, and a cancel scope: Inspect's backoff would overshoot it); a turn given

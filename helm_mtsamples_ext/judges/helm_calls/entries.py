@@ -14,6 +14,7 @@ from helm.common.hierarchical_logger import hwarn
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.record import JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rules import RULES_VERSION
+from helm_mtsamples_ext.judges.core.question import panel_record
 from helm_mtsamples_ext.judges.core.reply.reading import entry_of
 from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome
 
@@ -52,5 +53,4 @@ def note_record(
         entries[judge.name] = judge_entry(judge, outcome, scrub)
         if outcome.failure is not None:
             hwarn(f"Judge {judge.name} failed on instance {note_id}: {scrub(outcome.failure)}")
-    failed = tuple(name for name, entry in entries.items() if entry.failed)
-    return NoteRecord(judges=entries, failed_judges=failed, rules_version=RULES_VERSION)
+    return panel_record(entries)

@@ -29,7 +29,7 @@ from helm_mtsamples_ext.common.answer import first_completion
 from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.run_spec import RunEntryArgs
-from helm_mtsamples_ext.scoring.failure_reasons import reasons_text, record_failures
+from helm_mtsamples_ext.scoring.failure_reasons import reasons_text, record_failure_kinds
 from helm_mtsamples_ext.scoring.reward import (
     EMPTY_ANSWER,
     JUDGE_FAILURE_RATE,
@@ -150,7 +150,7 @@ class MTSamplesProceduresMetric(Metric):
         notes = [self._score(s, warn=False) for s in states]
         calls = sum(note.panel_size for note in notes if not note.empty_answer)
         records = [self._run_view.get(id(s), (s.annotations or {}).get(names.ANNOTATION_KEY)) for s in states]
-        failures = record_failures(records, len(self.judge_names))
+        failures = record_failure_kinds(records, len(self.judge_names))
         if failures:
             hwarn(f"{len(failures)} of {calls} judge calls failed: {reasons_text(failures)}")
 

@@ -1,9 +1,12 @@
 """Every kind of failed judgment, named once, with what to do about it written once.
 
-A recorded failure is ``"<kind>: <detail>"`` (record.py keeps it per judge). judges/ makes each failure from the
-kind constants here; scoring/ (the end-of-run lines, the unjudged summary) and report/ (the failure warnings) read
-the kind back with ``failure_kind`` and match it against the same constants, so no kind is written as free text
-in two places, and its advice (``ADVICE``) is the one every reader prints. Pure: strings only.
+A recorded failure is ``"<kind>: <detail>"`` (record.py keeps it per judge), and beside it the kind itself, a
+constant of ``KINDS`` (the judge entry's ``failure_kind``). judges/ makes each failure from the kind constants here,
+and the one place that writes a judge entry (reply/reading.py's ``entry_of``) stores its kind (``kind_of``);
+scoring/ (the end-of-run lines, the unjudged summary) and report/ (the failure warnings) compare that stored kind
+with the same constants, so no kind is written as free text in two places and no reader splits text, and its
+advice (``ADVICE``) is the one every reader prints. A record written before kinds were stored has the text alone:
+``failure_kind`` reads its kind from the text, as every reader did then. Pure: strings only.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import re
 __all__ = [
     "ADVICE",
     "CONTEXT_FAILURE",
+    "KINDS",
     "REPLY_TOO_LONG",
     "advice",
     "context_failure",
     "door_failure",
     "failure_kind",
     "http_failure",
+    "kind_of",
     "reply_too_long",
 ]
 
@@ -56,6 +61,31 @@ DOOR_FAILED = "failed in the door"
 """Our own code raised while judging at a door without HELM (a bug): counted as a failed judgment, never a 0."""
 NOT_RUN = "not run"
 """A note whose model was never asked (``helm-run --dry-run``): no judge call was made, none failed."""
+NO_RECORD = "no record in annotation"
+"""A judge of the panel without an entry in a note's record."""
+NO_TEXT = "no text"
+"""A 200 whose reply holds no text but a tool call (reply/shape.py)."""
+EMPTY_REPLY = "empty reply"
+"""A 200 whose reply's text is empty (null content, "", blanks)."""
+NO_MESSAGE = "no message in the reply"
+"""A 200 whose first choice holds no message."""
+SERVER_ERROR = "server error"
+"""HELM's path: a server error (5xx, or a retriable error without a status) still coming back at judge_max_wait.
+Its text is the server's (``HTTP 500: ...``, ``call error: ...``), so only the stored kind names it."""
+BATCH_REQUEST_FAILED = "batch request failed"
+"""A request the Batch API's error file (or a non-200 line of its output) named (judges/helm_calls/batch/)."""
+BATCH_UNANSWERED = "request unanswered by its judge batch"
+"""A batch that ended (expired, failed, cancelled) without answering, under judge_batch_fallback=false."""
+NO_BATCH = "no judge batch"
+"""A judge whose batches could not be made, under judge_batch_fallback=false."""
+NOT_OWN_WORDS = "explanation is not the judge's own words"
+"""A dimension's reason (the record's ``invalid``), not a judge's: every refused explanation (reply/explanations.py),
+which table and log group by it."""
+VERDICT_REFUSED = "verdict refused whole"
+"""A dimension's reason: the kind given to a verdict's other dimensions when one of them shows the judge copying."""
+UNNAMED = "unnamed failure"
+"""A failure text that begins with no kind of this table: a bug of ours (tests/common/test_failure_kinds.py walks
+every writer's failures so none is written)."""
 
 DRY_RUN = "a dry run (helm-run --dry-run) asks no model and no judge: run the same command without --dry-run"
 LARGER_JUDGE_MODEL = "use a larger judge model"
@@ -67,7 +97,7 @@ LARGER_CONTEXT = (
     "give the judge a larger context (llama.cpp --n_ctx 8192, vLLM --max-model-len) or use a judge with one"
 )
 
-ADVICE: tuple[tuple[str, str], ...] = (
+ADVICE: tuple[tuple[str, str | None], ...] = (
     (TIMED_OUT, "raise judge_timeout, or lower judge_max_concurrency for a server that queues calls"),
     (JUDGE_UNAVAILABLE, "the judge stopped answering and its calls were cut short: check the server, re-run"),
     (CONTEXT_FAILURE, LARGER_CONTEXT),
@@ -88,12 +118,47 @@ ADVICE: tuple[tuple[str, str], ...] = (
     (NO_ANNOTATION, "re-run the same command: only the missing calls are made"),
     (NOT_RUN, DRY_RUN),
     (DOOR_FAILED, "a bug of helm-mtsamples-ext: report it with the run's log (eval.log), re-run"),
+    # The kinds with nothing to say yet, last: an older record's kind read from its text that began with none of
+    # the kinds above still gets no advice, so a report of a stored suite says what it said.
+    (SERVER_ERROR, None),
+    (REPLY_TOO_LONG, None),
+    (REFUSED, None),
+    (NO_TEXT, None),
+    (EMPTY_REPLY, None),
+    (NO_MESSAGE, None),
+    (BATCH_REQUEST_FAILED, None),
+    (BATCH_UNANSWERED, None),
+    (NO_BATCH, None),
+    (MARKED_FAILED, None),
+    (NO_RECORD, None),
+    (NOT_OWN_WORDS, None),
+    (VERDICT_REFUSED, None),
+    (UNNAMED, None),
 )
-"""Each kind with what to do about it, for every place that prints a failure: a kind not here has no advice."""
+"""Every kind of failure our code writes, with what to do about it (None: nothing to say), for every place that
+prints a failure."""
+
+KINDS: tuple[str, ...] = tuple(kind for kind, _ in ADVICE)
+"""The table: a judge entry's ``failure_kind`` is one of these."""
+
+_BY_LENGTH = sorted(KINDS, key=len, reverse=True)
+_SERVER_TEXTS = ("HTTP 5", "call error: ")
+"""How HELM's path's server errors begin (judges/helm_calls/outcome.py keeps the server's words)."""
+
+
+def kind_of(failure: str) -> str:
+    """The kind (one of ``KINDS``) of a failure text our code wrote, named once, when its judge entry is written:
+    the longest kind the text begins with as a whole phrase, a server's error at judge_max_wait as
+    ``SERVER_ERROR``, else ``UNNAMED``."""
+    for kind in _BY_LENGTH:
+        if failure.startswith(kind) and not failure[len(kind) : len(kind) + 1].isalnum():
+            return kind
+    return SERVER_ERROR if failure.startswith(_SERVER_TEXTS) else UNNAMED
 
 
 def failure_kind(failure: str) -> str:
-    """The kind of a recorded failure: its text before the first ':', without a size in parentheses."""
+    """The kind of a failure recorded before kinds were stored (an older suite's record), read from its text as
+    every reader did then: its text before the first ':', without a size in parentheses."""
     kind = failure.split(":")[0].strip()
     return re.sub(r"\s*\(\d[^)]*\)$", "", kind) or "failed"
 

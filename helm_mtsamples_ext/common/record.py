@@ -5,7 +5,7 @@ The annotator writes it into ``annotations["mtsamples_procedures"]`` of scenario
 file format, owned here: ``to_dict`` writes it, ``from_dict`` reads it back, including records written by
 earlier versions of the package (no ``structured``, no ``tokens``, no ``tokens_in``/``tokens_out``, no
 ``reported_model``/``system_fingerprint``, a failure only listed in ``failed_judges``, no ``model_family``, no
-``rules_version``) and
+``rules_version``, no ``failure_kind``: its kind is then read from the failure's text, as before) and
 hand-edited ones (a judge entry that is not a mapping is taken as no entry).
 
     {"<judge>": {"accuracy": {"score": 4, "explanation": "..."}, ..., "status": "ok", ...},
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from helm_mtsamples_ext.common.failure_kinds import MARKED_FAILED, NO_VALID_DIMENSION
+from helm_mtsamples_ext.common.failure_kinds import MARKED_FAILED, NO_RECORD, NO_VALID_DIMENSION, failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 
 FAILED_JUDGES = "failed_judges"
@@ -45,6 +45,9 @@ FAILURE, INVALID, RAW_REPLY, TOKENS, STRUCTURED, MODEL_DEPLOYMENT = (
     "structured",
     "model_deployment",
 )
+FAILURE_KIND = "failure_kind"
+"""The failure's kind, a constant of common/failure_kinds.py's table, written beside its text; absent in records
+written before it was kept (then the kind is read from the text: ``failure_kinds.failure_kind``)."""
 TOKENS_IN, TOKENS_OUT = "tokens_in", "tokens_out"
 """The judge's input (prompt) and output (completion) tokens over the note's calls, as the server reported."""
 REPORTED_MODEL, SYSTEM_FINGERPRINT, LOADED_MODEL = "reported_model", "system_fingerprint", "loaded_model"
@@ -72,10 +75,19 @@ class JudgeEntry:
     reported_model: str | None = None
     system_fingerprint: str | None = None
     loaded_model: str | None = None
+    failure_kind: str | None = None
 
     @property
     def failed(self) -> bool:
         return self.status == FAILED
+
+    @property
+    def kind(self) -> str | None:
+        """The failure's kind: the stored one, or for an older record the one its text begins with (None: no
+        failure text)."""
+        if self.failure_kind is not None:
+            return self.failure_kind
+        return failure_kind(self.failure) if self.failure else None
 
     def to_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {
@@ -84,6 +96,7 @@ class JudgeEntry:
         entry[STATUS] = self.status
         optional = {
             FAILURE: self.failure,
+            FAILURE_KIND: self.failure_kind,
             INVALID: dict(self.invalid) or None,
             RAW_REPLY: self.raw_reply,
             TOKENS: self.tokens,
@@ -123,6 +136,7 @@ class JudgeEntry:
             reported_model=_text(entry.get(REPORTED_MODEL)),
             system_fingerprint=_text(entry.get(SYSTEM_FINGERPRINT)),
             loaded_model=_text(entry.get(LOADED_MODEL)),
+            failure_kind=_text(entry.get(FAILURE_KIND)),
         )
 
 
@@ -158,8 +172,15 @@ class NoteRecord:
         """Why a failed judge counts for nothing, in words for tables and logs."""
         entry = self.judges.get(name)
         if entry is None:
-            return "no record in annotation"
+            return NO_RECORD
         return entry.failure or (MARKED_FAILED if name in self.failed_judges else NO_VALID_DIMENSION)
+
+    def kind_of_failure(self, name: str) -> str:
+        """The kind of ``failure_of(name)``: the entry's stored ``failure_kind``, or for a record written before it
+        was stored the kind its text begins with (``failure_kinds.failure_kind``, the reader of then)."""
+        entry = self.judges.get(name)
+        kind = entry.kind if entry is not None else None
+        return kind if kind is not None else failure_kind(self.failure_of(name))
 
     def to_dict(self) -> dict[str, Any]:
         version = {} if self.rules_version is None else {RULES_VERSION_KEY: self.rules_version}

@@ -36,6 +36,17 @@ BOUNDED = "reward_failed_at_min"
 """leaderboard.csv's column: the reward with the model's failed judgments at the scale's minimum."""
 COLUMNS = ["panel", "judge", "model", "calls", "failures", "share", "other_calls", "other_failures", "other_share"]
 COLUMNS += ["p_value", "p_holm", "flagged"]
+KIND = "failure_kind"
+"""The per-judge rows' column of each failure's kind (rows.judge_rows); not in instances.csv."""
+
+
+def failure_kinds(instances: pd.DataFrame) -> pd.Series:
+    """Each row's failure kind: the rows' ``failure_kind`` column (rows.judge_rows writes it: the record's stored
+    kind, or an older record's read from its text), or, for a table without one, the kind each failure's text
+    begins with."""
+    if KIND in instances.columns:
+        return instances[KIND].fillna("").astype(str)
+    return instances["failure"].map(lambda failure: failure_kind(str(failure or "failed")))
 
 
 def _p_value(failures: int, calls: int, other_failures: int, other_calls: int) -> float:
@@ -129,7 +140,7 @@ def warning_lines(shares: pd.DataFrame, board: pd.DataFrame, instances: pd.DataF
             & (instances["judge"] == row.judge)
             & (instances["status"] == "failed")
         ]
-        found = sorted({failure_kind(str(f or "failed")) for f in mine["failure"]})
+        found = sorted({kind or "failed" for kind in failure_kinds(mine)})
         kinds = ", ".join(found)
         cause = "the answers cause these failures, not the judge's size"
         if CONTEXT_FAILURE in found:  # the answers' length: a longer context is a fix too

@@ -163,7 +163,11 @@ def _verifiers_record(info: Mapping[str, Any]) -> tuple[object, list[str]]:
         return NoteRecord.empty().to_dict(), judges
     failed = [str(j["name"]) for j in feedback.get("judges") or [] if isinstance(j, Mapping) and j.get("error")]
     entries = {
-        str(j["name"]): {**{d: {"score": s} for d, s in (j.get("scores") or {}).items()}, "failure": j.get("error")}
+        str(j["name"]): {
+            **{d: {"score": s} for d, s in (j.get("scores") or {}).items()},
+            "failure": j.get("error"),
+            "failure_kind": j.get("failure_kind"),  # absent from a rollout written before kinds were stored
+        }
         for j in feedback.get("judges") or []
         if isinstance(j, Mapping)
     }

@@ -35,8 +35,10 @@ def judge_rows(record: object, judges: list[str], asked: bool = True) -> list[di
     """One row per panel judge for one note, scored by scoring.score_note so report.md and the metric agree.
 
     Scores are the judge's valid ones (an invalid or missing dimension is None); a failed judge has no reward and
-    a failure reason; an empty answer scores 0 by every judge, as in the metric's per-judge stats. A note whose
-    model was never ``asked`` (a dry run) and has no record was not judged: its failure says "not run".
+    a failure reason and its kind (``failure_kind``: the stored one, or an older record's read from its text; the
+    report's readers compare it, it is not written to instances.csv); an empty answer scores 0 by every judge, as in
+    the metric's per-judge stats. A note whose model was never ``asked`` (a dry run) and has no record was not
+    judged: its failure says "not run".
     """
     note = score_note(record, judges)
     parsed = record if isinstance(record, NoteRecord) else NoteRecord.from_dict(record)
@@ -45,11 +47,11 @@ def judge_rows(record: object, judges: list[str], asked: bool = True) -> list[di
         entry = parsed.judges.get(judge.name) if parsed is not None else None
         status = "empty_answer" if note.empty_answer else "failed" if judge.failed else "ok"
         if status != "failed":
-            failure = ""
+            failure = kind = ""
         elif parsed is None:
-            failure = NO_ANNOTATION if asked else NOT_RUN
+            failure = kind = NO_ANNOTATION if asked else NOT_RUN
         else:
-            failure = parsed.failure_of(judge.name)
+            failure, kind = parsed.failure_of(judge.name), parsed.kind_of_failure(judge.name)
         invalid = entry.invalid if entry is not None and not note.empty_answer else {}
         rows.append(
             {
@@ -60,6 +62,7 @@ def judge_rows(record: object, judges: list[str], asked: bool = True) -> list[di
                 "note_reward": note.reward,
                 "status": status,
                 "failure": failure,
+                "failure_kind": kind,
                 "invalid": "; ".join(f"{dim}: {why}" for dim, why in invalid.items()),
                 "empty_answer": note.empty_answer,
                 **_tokens(entry, note.empty_answer),

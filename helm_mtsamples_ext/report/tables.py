@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from helm_mtsamples_ext.report.answer_failures import failure_shares, flagged_pairs, with_failure_shares
+from helm_mtsamples_ext.report.answer_failures import failure_kinds, failure_shares, flagged_pairs, with_failure_shares
 from helm_mtsamples_ext.report.answer_failures import warning_lines as failure_warnings
 from helm_mtsamples_ext.report.audit import judge_audit
 from helm_mtsamples_ext.report.audit_warnings import (
@@ -22,7 +22,7 @@ from helm_mtsamples_ext.report.audit_warnings import (
 from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.rules_versions import rules_warnings
-from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, failure_kind, panel_lines
+from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, panel_lines
 from helm_mtsamples_ext.stats.human_agreement import human_tables
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, by_specialty, leaderboard, note_table
 from helm_mtsamples_ext.stats.pairwise import pairwise
@@ -61,9 +61,9 @@ def build_tables(
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 
-def blames_size(failure: object) -> bool:
-    """A failure whose advice is a larger judge (failure_reasons.py)."""
-    return LARGER_JUDGE_MODEL in (advice(failure_kind(str(failure or "failed"))) or "")
+def blames_size(kind: object) -> bool:
+    """A failure kind whose advice is a larger judge (failure_reasons.py)."""
+    return LARGER_JUDGE_MODEL in (advice(str(kind or "failed")) or "")
 
 
 def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -81,9 +81,10 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
         # Failures charged to a model's answers leave the panel's line when its advice blames the judge's size:
         # the warning points at the answers. Other advice (a timeout, a context) still helps, so those stay.
         charged = flagged_pairs(shares)
-        keys = zip(instances["panel"], instances["judge"], instances["model"], instances["failure"], strict=True)
-        instances = instances[[(str(p), str(j), str(m)) not in charged or not blames_size(f) for p, j, m, f in keys]]
-    calls = instances[["panel", "status", "failure"]].itertuples(index=False, name=None)
+        kinds = failure_kinds(instances)
+        keys = zip(instances["panel"], instances["judge"], instances["model"], kinds, strict=True)
+        instances = instances[[(str(p), str(j), str(m)) not in charged or not blames_size(k) for p, j, m, k in keys]]
+    calls = zip(instances["panel"], instances["status"], failure_kinds(instances), strict=True)
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []
     versions = version_warnings(tables["judge_versions"]) + rules_warnings(tables["instances"])

@@ -4,7 +4,8 @@ failure, and the note's reward.
 Why: Medmarks' tools and readers of a verifiers run look for ``judge_feedback`` (MedARC's shape: ``{"judges":
 [{model, raw, error, scores, score}], "score"}``). Ours keeps those keys, so a reader of MedARC's finds what it
 expects, with our meaning: ``score`` is our reward (mean score/5), None for a judge that failed (``error`` says
-why) and for a note no judge scored; ``raw`` is kept only for a failed judge, as our record keeps it. Pure.
+why, ``failure_kind`` its kind, a constant of common/failure_kinds.py) and for a note no judge scored; ``raw`` is
+kept only for a failed judge, as our record keeps it. Pure.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def judge_feedback(record: NoteRecord, scores: NoteScores, models: Mapping[str, 
                 "scores": dict(judge.scores),
                 "explanations": dict(entry.explanations) if entry is not None else {},
                 "error": record.failure_of(judge.name) if failed else None,
+                "failure_kind": record.kind_of_failure(judge.name) if failed else None,
                 "raw": entry.raw_reply if entry is not None and failed else None,
                 "score": judge.reward,
             }

@@ -199,7 +199,7 @@ def score_note(record: object, judge_names: Sequence[str] = ()) -> NoteScores:
     for name in list(judge_names) or list(note.judges):
         if note.judge_failed(name):
             judges.append(JudgeScores(name))
-            same_verdict += name in note.judges and is_same_verdict(note.judges[name].failure)
+            same_verdict += name in note.judges and is_same_verdict(note.judges[name])
             continue
         recorded = note.judges[name].scores
         scores = {d: s for d in DIMENSIONS if (s := normalise_score(recorded.get(d))) is not None}

@@ -24,7 +24,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import replace
 
 from helm_mtsamples_ext.common.failure_kinds import SAME_VERDICT
-from helm_mtsamples_ext.common.record import FAILED, NoteRecord
+from helm_mtsamples_ext.common.record import FAILED, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 
 MIN_MODELS = 2
@@ -93,11 +93,18 @@ def without_same_verdicts(
         judges = dict(record.judges)
         for judge, n in judged.items():
             failure = f"{SAME_VERDICT}: the same scores and explanations given to {n} different answers {where}"
-            judges[judge] = replace(judges[judge], status=FAILED, failure=failure, scores=dict.fromkeys(DIMENSIONS))
+            judges[judge] = replace(
+                judges[judge],
+                status=FAILED,
+                failure=failure,
+                failure_kind=SAME_VERDICT,
+                scores=dict.fromkeys(DIMENSIONS),
+            )
         failed = (*record.failed_judges, *(j for j in judged if j not in record.failed_judges))
         result.append(replace(record, judges=judges, failed_judges=failed))
     return result
 
 
-def is_same_verdict(failure: str | None) -> bool:
-    return bool(failure) and str(failure).startswith(SAME_VERDICT)
+def is_same_verdict(entry: JudgeEntry) -> bool:
+    """A judge whose verdict this rule voided (its stored kind; an older record's text)."""
+    return entry.kind == SAME_VERDICT

@@ -24,8 +24,9 @@ from helm_mtsamples_ext.common.record import NoteRecord
 
 
 def failure_kinds(records: Sequence[object]) -> Counter[str]:
-    """How often each judge failed for each kind of reason (the reason's text before its first ':'), as
-    "judge: kind"; "no valid dimension" names why its dimensions were invalid, so an echoing judge says so."""
+    """How often each judge failed for each kind of reason (its stored kind; an older record's read from its text),
+    as "judge: kind"; "no valid dimension" names why its dimensions were invalid (each reason's text before its
+    first ':'), so an echoing judge says so."""
     kinds: Counter[str] = Counter()
     for raw in records:
         record = raw if isinstance(raw, NoteRecord) else NoteRecord.from_dict(raw)
@@ -34,7 +35,7 @@ def failure_kinds(records: Sequence[object]) -> Counter[str]:
             continue
         for name, entry in record.judges.items():
             if record.judge_failed(name):
-                kind = failure_kind(record.failure_of(name))
+                kind = record.kind_of_failure(name)
                 invalid = sorted({failure_kind(why) for why in entry.invalid.values()})
                 if kind == NO_VALID_DIMENSION and invalid:
                     kind += f" ({'; '.join(invalid)})"

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from helm_mtsamples_ext.common.failure_kinds import NO_VERDICT, SERVER_ERROR, failure_kind
 from helm_mtsamples_ext.common.record import RESERVED_KEYS, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 
@@ -137,3 +138,45 @@ def test_a_record_from_before_versioning_or_hand_edited_reads_as_unversioned(ver
     assert parsed is not None and parsed.rules_version is None and "rules_version" not in parsed.to_dict()
     empty = NoteRecord.from_dict({"failed_judges": [], "answer": "empty"})
     assert empty is not None and empty.rules_version is None
+
+
+def test_a_failures_kind_is_written_beside_its_text_and_read_back() -> None:
+    """``failure_kind`` follows ``failure`` in the entry's JSON (scenario_state.json, Inspect's score metadata,
+    verifiers' info), and only on a failed entry."""
+    entry = JudgeEntry.from_dict({**FAILED_ENTRY, "failure_kind": NO_VERDICT})
+    written = entry.to_dict()
+    assert entry.failure_kind == written["failure_kind"] == NO_VERDICT
+    assert list(written).index("failure_kind") == list(written).index("failure") + 1
+    assert JudgeEntry.from_dict(written) == entry
+    assert "failure_kind" not in JudgeEntry.from_dict(OK_ENTRY).to_dict()
+
+
+def test_the_stored_kind_is_read_not_the_text() -> None:
+    record = NoteRecord.from_dict(
+        {
+            "a": {"status": "failed", "failure": "HTTP 502: bad gateway", "failure_kind": SERVER_ERROR},
+            "failed_judges": [],
+        }
+    )
+    assert record is not None and record.kind_of_failure("a") == SERVER_ERROR == record.judges["a"].kind
+    assert failure_kind(record.failure_of("a")) == "HTTP 502", "the text alone names no kind of the table"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        RECORD,
+        {"llama": {"status": "failed", "failure": "rate limited (HTTP 429): slow down"}, "failed_judges": []},
+        {"llama": {"status": "failed", "failure": "reply cut off (max_tokens)"}, "failed_judges": ["llama"]},
+        {"llama": {"status": "failed"}, "failed_judges": ["llama"]},
+        {"llama": {"status": "failed"}, "failed_judges": []},
+        {"failed_judges": []},
+    ],
+    ids=["text", "suffix", "words", "listed", "no-reason", "absent"],
+)
+def test_a_record_without_failure_kind_reads_its_kind_from_the_text_as_before(record: dict[str, Any]) -> None:
+    """An older suite's entry has no ``failure_kind``: its kind is the one the prefix reader gave, and the record
+    is written back without one."""
+    parsed = NoteRecord.from_dict(record)
+    assert parsed is not None and parsed.kind_of_failure("llama") == failure_kind(parsed.failure_of("llama"))
+    assert all("failure_kind" not in entry for entry in parsed.to_dict().values() if isinstance(entry, dict))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from helm_mtsamples_ext.common.failure_kinds import REPLY_CUT_OFF, SERVER_ERROR
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.rules import RULES_VERSION
 from helm_mtsamples_ext.judges.core.reply.served_model import ServedModel
@@ -25,6 +26,21 @@ def test_a_judge_that_failed_keeps_no_score_but_its_reply_and_failure_masked() -
     entry = judge_entry(JUDGE, CallOutcome(VERDICT, failure="reply cut off (max_tokens)", raw_reply="{sk-leak"), mask)
     assert entry.failed and set(entry.scores.values()) == {None}
     assert entry.raw_reply == "{***" and "sk-leak" not in str(entry.explanations)
+
+
+def test_a_failed_judges_entry_stores_its_kind_beside_its_text_in_the_annotation() -> None:
+    """HELM's path: the record written into scenario_state.json carries each failure's kind, a table constant."""
+    outcomes = [
+        CallOutcome(failure="HTTP 502: bad gateway"),
+        CallOutcome(VERDICT, failure="reply cut off (max_tokens)"),
+    ]
+    record = note_record("n1", [JUDGE, JudgeTarget("b", "b", "host/b", "host", "http://host/v1", "K")], outcomes, mask)
+    written = record.to_dict()
+    assert (written["a"]["failure_kind"], written["b"]["failure_kind"]) == (SERVER_ERROR, REPLY_CUT_OFF)
+    assert (
+        written["a"]["failure"] == "HTTP 502: bad gateway"
+        and "failure_kind" not in judge_entry(JUDGE, CallOutcome(VERDICT), mask).to_dict()
+    )
 
 
 def test_a_judge_that_answered_keeps_its_scores_and_not_its_reply() -> None:

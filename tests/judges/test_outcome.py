@@ -8,6 +8,9 @@ import openai
 import pytest
 from helm.common.request import ErrorFlags, GeneratedOutput, RequestResult
 
+from helm_mtsamples_ext.common.failure_kinds import KINDS, REQUEST_REFUSED, UNNAMED, kind_of
+from helm_mtsamples_ext.judges.core.reply.shape import NoText
+from helm_mtsamples_ext.judges.helm_calls.cache_gate import NotACompletion, ReplyTooLong
 from helm_mtsamples_ext.judges.helm_calls.outcome import Sent, classify
 from tests.judges.sdk_errors import http_request, status_error
 
@@ -110,9 +113,10 @@ def test_a_content_filter_block_is_filtered(message: str) -> None:
 
 
 def test_a_non_retriable_failure_without_a_status_is_the_clients() -> None:
-    """HELM's own "do not retry" flag, with no HTTP status to go on, is a client error."""
+    """HELM's own "do not retry" flag, with no HTTP status to go on, is a client error: a refused request, its
+    text beginning with its kind as every other failure's does."""
     sent = classify(failed("Prompt blocked by safety", ErrorFlags(is_retriable=False, is_fatal=False)))
-    assert (sent.kind, sent.error) == ("client", "Prompt blocked by safety")
+    assert (sent.kind, sent.error) == ("client", f"{REQUEST_REFUSED}: Prompt blocked by safety")
 
 
 def test_an_unexplained_failure_is_a_server_error_worth_retrying() -> None:
@@ -136,3 +140,32 @@ def test_an_answer_is_ok_with_its_text_finish_reason_and_tokens(reason: str | No
 def test_an_answer_carries_its_input_and_output_tokens() -> None:
     sent = classify(answered("{}", "stop"), tokens=57, split=(50, 7))
     assert (sent.tokens, sent.tokens_in, sent.tokens_out) == (57, 50, 7)
+
+
+def _every_failed_exchange() -> dict[str, Sent]:
+    """An exchange of each kind classify names that ends a call with a recorded failure (auth stops the run)."""
+    flags = ErrorFlags(is_retriable=False, is_fatal=False)
+    errors: dict[str, tuple[RequestResult, BaseException | None]] = {
+        "too long": (failed("x"), ReplyTooLong(99_999, "x" * 10)),
+        "no text": (failed("x"), NoText("no message in the reply")),
+        "not a completion": (failed("x"), NotACompletion("the endpoint answered 200 but not with a chat completion")),
+        "unreadable 200": (failed("x"), ValueError("Expecting value")),
+        "empty": (answered("  "), None),
+        "timeout": (failed("t"), openai.APITimeoutError(request=http_request())),
+        "connection": (failed("c"), openai.APIConnectionError(request=http_request())),
+        "filtered": (failed("Content blocked by OpenAI filter", flags), None),
+        "429": (failed(status_error(429)), status_error(429)),
+        "context": (failed("maximum context length is 2048 tokens; you requested 2301 tokens"), None),
+        "400": (failed(status_error(400)), status_error(400)),
+        "non-retriable": (failed("Prompt blocked by safety", flags), None),
+        "500": (failed(status_error(500)), status_error(500)),
+        "no status": (failed("no completion returned"), None),
+    }
+    return {name: classify(result, error) for name, (result, error) in errors.items()}
+
+
+@pytest.mark.parametrize(("name", "sent"), list(_every_failed_exchange().items()))
+def test_every_failure_helms_path_records_has_its_kind_in_the_table(name: str, sent: Sent) -> None:
+    """What ends a call on HELM's path (call.py records ``sent.error``) is named a kind of the table when its entry is
+    written (reply/reading.py's ``entry_of``), never ``UNNAMED``."""
+    assert sent.kind != "ok" and kind_of(sent.error) in KINDS and kind_of(sent.error) != UNNAMED, (name, sent.error)

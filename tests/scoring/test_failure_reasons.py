@@ -13,11 +13,9 @@ from helm_mtsamples_ext.scoring.failure_reasons import (
     failure_kind,
     panel_lines,
     reasons_text,
-    record_failures,
+    record_failure_kinds,
 )
 from tests.report.suites import JUDGES, NOTES, STRONG_RUN, Run, build_suite, failed, ok
-
-pytestmark = pytest.mark.helm
 
 TIMEOUT = "timed out: Request timed out."
 TOO_LONG = (
@@ -42,7 +40,7 @@ def test_a_failures_kind_is_its_text_before_the_first_colon_without_sizes(failur
 
 
 def test_kinds_are_counted_most_frequent_first_each_with_its_advice() -> None:
-    text = reasons_text([TOO_LONG] * 3 + [TIMEOUT] * 7 + ["HTTP 418: teapot"])
+    text = reasons_text(failure_kind(f) for f in [TOO_LONG] * 3 + [TIMEOUT] * 7 + ["HTTP 418: teapot"])
     assert text.startswith("7 timed out (raise judge_timeout")
     assert "; 3 prompt too long for the judge's context (give the judge a larger context (llama.cpp --n_ctx" in text
     assert text.endswith("; 1 HTTP 418"), "no advice invented for a kind nobody knows"
@@ -60,11 +58,11 @@ def test_every_kind_the_annotator_records_has_advice() -> None:
 
 def test_a_note_without_a_record_is_a_failure_of_each_judge_of_the_panel() -> None:
     records = [None, {"a": failed(TIMEOUT), "b": ok(4, 4, 4), "failed_judges": ["a"]}]
-    assert record_failures(records, panel_size=2) == ["no annotation", "no annotation", TIMEOUT]
+    assert record_failure_kinds(records, panel_size=2) == ["no annotation", "no annotation", "timed out"]
 
 
 def test_a_panel_line_counts_the_calls_made_and_only_panels_with_failures_have_one() -> None:
-    rows = [("p", "failed", TIMEOUT), ("p", "ok", ""), ("p", "empty_answer", ""), ("q", "ok", "")]
+    rows = [("p", "failed", failure_kind(TIMEOUT)), ("p", "ok", ""), ("p", "empty_answer", ""), ("q", "ok", "")]
     assert panel_lines(rows) == ["Judge panel p: 1 of 2 judge calls failed: 1 timed out (raise judge_timeout, or "
                                  "lower judge_max_concurrency for a server that queues calls)"]  # fmt: skip
 
@@ -88,5 +86,5 @@ def test_a_dry_run_is_nothing_judged_not_failed_calls_to_re_run() -> None:
     (line,) = panel_lines([("a", "failed", "not run")] * 10)
     assert line.startswith("Judge panel a: nothing was judged (10 of 10 judge calls not made)")
     assert "without --dry-run" in line and "failed" not in line and "re-run" not in line
-    (mixed,) = panel_lines([("a", "failed", "not run"), ("a", "failed", TIMEOUT), ("a", "ok", "")])
+    (mixed,) = panel_lines([("a", "failed", "not run"), ("a", "failed", "timed out"), ("a", "ok", "")])
     assert "2 of 3 judge calls failed" in mixed and "1 not run (a dry run" in mixed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from helm_mtsamples_ext.common.failure_kinds import NO_VERDICT
 from helm_mtsamples_ext.common.record import FAILED, JudgeEntry, NoteRecord
 from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
 from helm_mtsamples_ext.scoring.reward import score_note
@@ -25,10 +26,12 @@ def test_a_failed_judge_has_its_reason_and_no_score_and_the_note_the_others_rewa
         "scores": {"accuracy": 5, "completeness": 4, "clarity": 3},
         "explanations": {"accuracy": "right", "completeness": "most", "clarity": "plain"},
         "error": None,
+        "failure_kind": None,
         "raw": None,
         "score": pytest.approx((5 + 4 + 3) / 15),
     }
     assert (b["scores"], b["score"], b["error"], b["raw"]) == ({}, None, "no verdict in reply", "Let me think.")
+    assert b["failure_kind"] == NO_VERDICT
     assert (feedback["score"], feedback["failures"]) == (pytest.approx(0.8), 1)
 
 

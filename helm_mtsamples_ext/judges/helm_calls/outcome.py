@@ -17,8 +17,10 @@ from helm_mtsamples_ext.common.failure_kinds import (
     API_ROOT,
     CONNECTION_FAILED,
     CONTEXT_STATUS,
+    EMPTY_REPLY,
     NOT_A_COMPLETION,
     REPLY_CUT_OFF,
+    REQUEST_REFUSED,
     TIMED_OUT,
     context_failure,
     http_failure,
@@ -70,7 +72,7 @@ def classify(
     if result.success and result.completions:
         completion = result.completions[0]
         if not isinstance(completion.text, str) or not completion.text.strip():  # defensive: reply_shape names it
-            return Sent("no_text", error="empty reply", tokens=tokens, tokens_in=split[0], tokens_out=split[1])
+            return Sent("no_text", error=EMPTY_REPLY, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
         reason = (completion.finish_reason or {}).get("reason")
         return Sent("ok", text=completion.text, finish=reason, tokens=tokens, tokens_in=split[0], tokens_out=split[1])
     message = result.error or "no completion returned"
@@ -96,5 +98,5 @@ def classify(
     if status is not None and 400 <= status < 500 and status not in (408, 409):
         return Sent("client", error=http_failure(status, message), status=status)
     if status is None and result.error_flags is not None and result.error_flags.is_retriable is False:
-        return Sent("client", error=message)
+        return Sent("client", error=f"{REQUEST_REFUSED}: {message}")
     return Sent("server", error=f"HTTP {status}: {message}" if status else f"call error: {message}", status=status)

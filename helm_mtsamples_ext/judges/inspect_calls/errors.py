@@ -16,7 +16,13 @@ import openai
 from inspect_ai.model import ContentText, ModelOutput
 from tenacity import RetryError
 
-from helm_mtsamples_ext.common.failure_kinds import CONNECTION_FAILED, TIMED_OUT, door_failure, http_failure
+from helm_mtsamples_ext.common.failure_kinds import (
+    CONNECTION_FAILED,
+    NO_MESSAGE,
+    TIMED_OUT,
+    door_failure,
+    http_failure,
+)
 from helm_mtsamples_ext.judges.core.reply.shape import reply_shape
 from helm_mtsamples_ext.judges.core.sdk_errors import kind_of
 
@@ -124,7 +130,7 @@ def shape_failure(output: ModelOutput) -> str | None:
     """``reply_shape``'s name for a reply without text, read from Inspect's output put back in OpenAI's shape
     (Inspect keeps OpenAI's ``refusal`` as a ``ContentText`` marked ``refusal``), or None when it has text."""
     if not output.choices:
-        return "no message in the reply"
+        return NO_MESSAGE
     message = output.choices[0].message
     parts = [ContentText(text=message.content)] if isinstance(message.content, str) else message.content
     texts = [p for p in parts if isinstance(p, ContentText)]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext import names
+from helm_mtsamples_ext.common.failure_kinds import BATCH_UNANSWERED
 from helm_mtsamples_ext.judges.helm_calls.batch.run import BATCH_DIR, BatchSettings
 from tests.annotators import judge_specs, make_annotator, notes
 from tests.servers.batch import BatchAPI
@@ -73,8 +74,9 @@ def test_without_fallback_an_expired_batchs_unanswered_requests_fail_and_make_no
         assert server.count() == 0
     assert [r["failed_judges"] for r in records] == [[], [], ["a"], ["a"]]
     assert {records[i]["a"]["failure"] for i in (2, 3)} == {
-        "judge batch expired, request unanswered (no direct call: judge_batch_fallback=false)"
+        f"{BATCH_UNANSWERED}: judge batch expired (no direct call: judge_batch_fallback=false)"
     }
+    assert {records[i]["a"]["failure_kind"] for i in (2, 3)} == {BATCH_UNANSWERED}
 
 
 @pytest.mark.usefixtures("fast_polls")

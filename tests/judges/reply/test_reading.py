@@ -39,6 +39,8 @@ def test_a_reply_without_a_verdict_fails_keeps_the_reply_and_scores_nothing() ->
     assert (reading.failure, reading.retry) == (NO_VERDICT, True)
     entry = entry_of(reading.verdict, reading.failure, "I think it is fine.", scrub=str.upper)
     assert entry.status == FAILED and entry.raw_reply == "I THINK IT IS FINE." and entry.failure == NO_VERDICT.upper()
+    assert entry.failure_kind == NO_VERDICT, "the kind is named from the failure as written, beside its text"
+    assert entry_of(read_reply(VERDICT, "stop").verdict, None, VERDICT).failure_kind is None
     assert all(score is None for score in entry.scores.values())
 
 

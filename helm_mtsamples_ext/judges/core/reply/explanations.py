@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import re
 
+# The kinds of a refused explanation and of a verdict refused whole, in the table of every kind
+# (common/failure_kinds.py); named here too, where the reasons are written.
+from helm_mtsamples_ext.common.failure_kinds import NOT_OWN_WORDS as NOT_OWN_WORDS
+from helm_mtsamples_ext.common.failure_kinds import VERDICT_REFUSED as VERDICT_REFUSED
+
 MIN_EXPLANATION_WORDS = 3
 """Fewer words than this is not a reading of the answer ("ok", "Good plan.", the flat form's no explanation)."""
-NOT_OWN_WORDS = "explanation is not the judge's own words"
-"""The kind of every refused explanation (the text before the ':' of its reason), as logs and tables group it."""
-VERDICT_REFUSED = "verdict refused whole"
-"""The kind given to a verdict's other dimensions when one of them shows the judge was copying."""
 
 PLACEHOLDER = "a placeholder"
 FRAGMENT = "a fragment of a format line"

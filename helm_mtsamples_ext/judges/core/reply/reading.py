@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from helm_mtsamples_ext.common.failure_kinds import NO_VALID_DIMENSION, NO_VERDICT, OUT_OF_MEMORY, REPLY_CUT_OFF
+from helm_mtsamples_ext.common.failure_kinds import (
+    NO_VALID_DIMENSION,
+    NO_VERDICT,
+    OUT_OF_MEMORY,
+    REPLY_CUT_OFF,
+    kind_of,
+)
 from helm_mtsamples_ext.common.record import FAILED, OK, JudgeEntry
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.core.reply.verdict import Verdict, parse_verdict
@@ -57,8 +63,9 @@ def entry_of(
     **extra: object,
 ) -> JudgeEntry:
     """What the record keeps of one judge's call: scores only from a verdict that counted (a failed judge counts
-    for nothing, never as a low score); the reply only when it failed; every text through ``scrub``. ``extra``
-    are the entry's other fields (tokens, the model the server ran, ...), as the door knows them."""
+    for nothing, never as a low score); the reply only when it failed; every text through ``scrub``; the failure's
+    kind beside its text (``failure_kinds.kind_of``: every door's entries are written here, so each stores one).
+    ``extra`` are the entry's other fields (tokens, the model the server ran, ...), as the door knows them."""
     failed = failure is not None
     dimensions = {dim: verdict.dimensions[dim] for dim in DIMENSIONS} if verdict is not None else {}
     return JudgeEntry(
@@ -66,6 +73,7 @@ def entry_of(
         explanations={dim: scrub(d.explanation) for dim, d in dimensions.items()},
         status=FAILED if failed else OK,
         failure=scrub(failure) if failure is not None else None,
+        failure_kind=kind_of(failure) if failure is not None else None,
         invalid={dim: scrub(why) for dim, why in verdict.invalid.items()} if verdict is not None else {},
         raw_reply=scrub(raw_reply) if failed and raw_reply is not None else None,
         **extra,  # type: ignore[arg-type]

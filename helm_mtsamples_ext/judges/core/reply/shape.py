@@ -25,7 +25,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from helm_mtsamples_ext.common.failure_kinds import API_ROOT, ERROR_BESIDE, NOT_A_COMPLETION, REFUSED
+from helm_mtsamples_ext.common.failure_kinds import (
+    API_ROOT,
+    EMPTY_REPLY,
+    ERROR_BESIDE,
+    NO_MESSAGE,
+    NO_TEXT,
+    NOT_A_COMPLETION,
+    REFUSED,
+)
 
 REFUSAL_WORDS = 12
 """Words of a refusal kept in its failure line (the rest is the provider's boilerplate)."""
@@ -63,7 +71,7 @@ def unreadable(response: Any) -> NoText | None:
     """Why a chat completion (it has choices) must not be stored, or None."""
     choice = _first_choice(response)
     if choice is not None and not isinstance(choice.get("message"), dict):
-        return NoText("no message in the reply")
+        return NoText(NO_MESSAGE)
     return None
 
 
@@ -91,7 +99,7 @@ def reply_shape(response: Any) -> str | None:
         return beside
     message = choice.get("message")
     if not isinstance(message, dict):
-        return "no message in the reply"
+        return NO_MESSAGE
     text = _text_of(message.get("content"))
     if text is not None and text.strip():
         return None
@@ -101,8 +109,8 @@ def reply_shape(response: Any) -> str | None:
         said = " ".join(words[:REFUSAL_WORDS]) + (" …" if len(words) > REFUSAL_WORDS else "")
         return f"{REFUSED}: {said[:200]}"
     if message.get("tool_calls") or message.get("function_call"):
-        return "no text: the judge answered with a tool call"
-    return "empty reply"
+        return f"{NO_TEXT}: the judge answered with a tool call"
+    return EMPTY_REPLY
 
 
 NOT_JSON = "the endpoint answered 200 with a body that is not JSON (an HTML page?)"

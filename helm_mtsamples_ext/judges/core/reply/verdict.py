@@ -53,13 +53,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from helm_mtsamples_ext.common.answer import reasoning_end
-from helm_mtsamples_ext.common.failure_kinds import DUPLICATE_KEYS, ECHOED
+from helm_mtsamples_ext.common.failure_kinds import DUPLICATE_KEYS, ECHOED, NOT_OWN_WORDS, VERDICT_REFUSED
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, normalise_score
 from helm_mtsamples_ext.judges.core.reply.copied import Masked, holds_verbatim, mask_copied, normalised_forms, own_words
 from helm_mtsamples_ext.judges.core.reply.explanations import (
     COPIED,
-    NOT_OWN_WORDS,
-    VERDICT_REFUSED,
     explanation_problem,
     refuses_verdict,
     words,

@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from helm_mtsamples_ext.common.failure_kinds import BATCH_REQUEST_FAILED
+
 MAX_REQUESTS = 50_000
 """OpenAI's limit of requests per batch."""
 MAX_BYTES = 190 * 1024 * 1024
@@ -66,5 +68,5 @@ def batch_results(sdk: Any, batch: Any) -> dict[str, dict[str, Any] | str]:
                 body: dict[str, Any] = response["body"] if isinstance(response.get("body"), dict) else {}
                 detail: dict[str, Any] = error or body.get("error") or {}
                 code = detail.get("code") or response.get("status_code") or "error"
-                results[cid] = f"batch request failed ({code}): {detail.get('message') or 'no message'}"
+                results[cid] = f"{BATCH_REQUEST_FAILED} ({code}): {detail.get('message') or 'no message'}"
     return results

@@ -32,6 +32,7 @@ from helm.clients.openai_client import OpenAIClient
 from helm.common.hierarchical_logger import hlog, hwarn
 from helm.common.request import Request, wrap_request_time
 
+from helm_mtsamples_ext.common.failure_kinds import BATCH_UNANSWERED, NO_BATCH
 from helm_mtsamples_ext.judges.helm_calls.batch.api import (
     CHAT_URL,
     batch_of_file,
@@ -201,7 +202,7 @@ class _EndpointBatches:
             )
             for cid in missing:
                 for tag in self.tags.get(cid, []):
-                    failures.setdefault(tag, f"judge batch {status.status}, request unanswered ({NO_FALLBACK})")
+                    failures.setdefault(tag, f"{BATCH_UNANSWERED}: judge batch {status.status} ({NO_FALLBACK})")
         elif status.status != "completed":
             hwarn(
                 f"Judge batch {batch_id} at {self.endpoint} is {status.status}: its unanswered requests go as direct "
@@ -238,7 +239,7 @@ def batch_all(
             hwarn(f"{why}; its judge calls go as direct calls")
             return {}
         hwarn(f"{why}; {NO_FALLBACK}")
-        return {item.tag: f"no judge batch ({why}; {NO_FALLBACK})" for item in items[deployment]}
+        return {item.tag: f"{NO_BATCH} ({why}; {NO_FALLBACK})" for item in items[deployment]}
 
     def one(deployment: str) -> dict[Any, str]:
         client = client_of(deployment)

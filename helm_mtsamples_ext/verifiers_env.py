@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
+from inspect import Parameter
 from types import TracebackType
 from typing import Any
 
@@ -41,7 +41,12 @@ from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.outside_text import encodable, encodable_text, strings_mapped, terminal
 from helm_mtsamples_ext.common.record import JudgeEntry
-from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.common.run_entry_args import (
+    RunEntryArgs,
+    door_arguments,
+    door_signature,
+    run_entry_parameters,
+)
 from helm_mtsamples_ext.common.secrets import (
     PLACEHOLDER_KEY,
     install_log_scrubber,
@@ -51,7 +56,7 @@ from helm_mtsamples_ext.common.secrets import (
 )
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
-from helm_mtsamples_ext.data.notes import CACHE_DIR_ENV, ensure_notes, resolve_base_url
+from helm_mtsamples_ext.data.notes import door_cache_dir, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.core.async_panel import judge_panel
 from helm_mtsamples_ext.judges.core.capacity import endpoint_capacities, probe_capacity
 from helm_mtsamples_ext.judges.core.reachability import check_endpoint
@@ -64,10 +69,9 @@ from helm_mtsamples_ext.scoring.judge_feedback import judge_feedback
 from helm_mtsamples_ext.scoring.reward import FLOOR_REWARD, failed_at_min, score_note, slugify
 
 DEFAULT_JUDGE = "gpt-5-mini"
-DEFAULT_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
-DEFAULT = RunEntryArgs()
-"""The run entry's defaults: the door's keyword arguments default to them (``medarc-eval`` lists them in --help and
-accepts only named parameters, so each honoured argument is one)."""
+"""MedARC's default panel (its environment's ``judge_model``)."""
+PANEL = ("judge_model", "judge_base_url", "judge_api_key")
+"""MedARC's arguments naming the panel (``list_judges``); the others but ``cache_dir`` are the run entry's."""
 
 
 def _run_args(named: dict[str, Any], kwargs: dict[str, Any]) -> RunEntryArgs:
@@ -89,7 +93,7 @@ def _run_args(named: dict[str, Any], kwargs: dict[str, Any]) -> RunEntryArgs:
 def _samples(cache_dir: str | None, extraction: str) -> list[tuple[int, NoteSample]]:
     """The notes' samples, each with its ``example_id``: the note's position in the manifest (0-based), the same for
     every model and every extraction, so runs of different models pair up note by note."""
-    directory = Path(cache_dir or os.environ.get(CACHE_DIR_ENV) or DEFAULT_CACHE_DIR).expanduser()
+    directory = door_cache_dir(cache_dir)
     directory.mkdir(parents=True, exist_ok=True)
     try:
         paths = ensure_notes(directory, base_url=resolve_base_url(None), manifest=resolve_manifest())
@@ -511,38 +515,46 @@ def _checked_panel(named: dict[str, Any], kwargs: dict[str, Any], panel: dict[st
     return args, judges, endpoint_slots(judges)
 
 
-def load_environment(
-    use_think: bool = False,
-    cache_dir: str | None = None,
-    judge_model: str | list[str] = DEFAULT_JUDGE,
-    judge_base_url: str | list[str] | None = None,
-    judge_api_key: str | list[str] | None = None,
-    extraction: str = DEFAULT.extraction,
-    judge_prompt: str = DEFAULT.judge_prompt,
-    judge_timeout: float = DEFAULT.judge_timeout,
-    judge_max_wait: float = DEFAULT.judge_max_wait,
-    judge_structured: str = DEFAULT.judge_structured,
-    answer_cap: int = DEFAULT.answer_cap,
-    explanation_cap: int | None = DEFAULT.explanation_cap,
-    **kwargs: Any,
-) -> Any:
+_KEYWORD = Parameter.POSITIONAL_OR_KEYWORD
+PARAMETERS = (
+    *run_entry_parameters("use_think"),
+    Parameter("cache_dir", _KEYWORD, default=None, annotation=str | None),
+    Parameter("judge_model", _KEYWORD, default=DEFAULT_JUDGE, annotation=str | list[str]),
+    Parameter("judge_base_url", _KEYWORD, default=None, annotation=str | list[str] | None),
+    Parameter("judge_api_key", _KEYWORD, default=None, annotation=str | list[str] | None),
+    *run_entry_parameters(
+        "extraction",
+        "judge_prompt",
+        "judge_timeout",
+        "judge_max_wait",
+        "judge_structured",
+        "answer_cap",
+        "explanation_cap",
+    ),  # fmt: skip
+    Parameter("kwargs", Parameter.VAR_KEYWORD, annotation=Any),
+)
+"""``load_environment``'s signature: MedARC's arguments in MedARC's order, then the run entry's this door honours,
+each with ``RunEntryArgs``' name, default and type (``medarc-eval`` reads the signature for its ``--env-arg`` flags
+and accepts only named parameters, so each honoured argument is one)."""
+
+
+@door_signature(*PARAMETERS)
+def load_environment(*args: Any, **kwargs: Any) -> Any:
     """The environment: our pinned notes, HELM's prompt to the model, our panel and reward. The arguments after
     ``judge_api_key`` are the run entry's (README: Run-entry arguments); the run entry's others are HELM's runner's
     and refused here. A mistake is one line (``LoadError``), through ``vf-eval`` and ``medarc-eval`` alike."""
     from datasets import Dataset
 
-    named = dict(
-        use_think=use_think, extraction=extraction, judge_prompt=judge_prompt, judge_timeout=judge_timeout,
-        judge_max_wait=judge_max_wait, judge_structured=judge_structured, answer_cap=answer_cap,
-        explanation_cap=explanation_cap,
-    )  # fmt: skip
-    panel_args = {"judge_model": judge_model, "judge_base_url": judge_base_url, "judge_api_key": judge_api_key}
-    args, judges, slots = _checked_panel(named, kwargs, panel_args)
+    given = door_arguments(load_environment, *args, **kwargs)
+    others, cache_dir = given.pop("kwargs"), given.pop("cache_dir")
+    panel_args = {name: given.pop(name) for name in PANEL}
+    named = given
+    run, judges, slots = _checked_panel(named, others, panel_args)
     try:
-        rows = [_row(i, sample, args.use_think) for i, sample in _samples(cache_dir, args.extraction)]
+        rows = [_row(i, sample, run.use_think) for i, sample in _samples(cache_dir, run.extraction)]
     except ValueError as error:
         raise LoadError(" ".join(str(error).split())) from None
-    panel = _Panel(judges, args, slots)
+    panel = _Panel(judges, run, slots)
 
     async def mtsamples_reward(completion: Any, info: dict[str, Any]) -> float:
         return await panel.reward(completion, info)
@@ -551,11 +563,12 @@ def load_environment(
     env = _environment_class()(
         eval_dataset=Dataset.from_list(rows),
         rubric=_rubric([mtsamples_reward, *metrics], [1.0] + [0.0] * len(metrics)),
-        sampling_args={"temperature": 0.0, "max_tokens": max_tokens(args.use_think)},
+        sampling_args={"temperature": 0.0, "max_tokens": max_tokens(run.use_think)},
     )
-    if judge_api_key is not None:
-        kept_args = {"cache_dir": cache_dir, "judge_model": judge_model, "judge_base_url": judge_base_url}
-        env.env_args = {**kept_args, **named, "judge_api_key": _references(judge_api_key)}
+    if panel_args["judge_api_key"] is not None:
+        kept_args = {"cache_dir": cache_dir, "judge_model": panel_args["judge_model"]}
+        env.env_args = {**kept_args, "judge_base_url": panel_args["judge_base_url"], **named}
+        env.env_args["judge_api_key"] = _references(panel_args["judge_api_key"])
     return env
 
 

@@ -8,10 +8,12 @@ environment variable, and every mistake is one line naming the argument and what
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from helm_mtsamples_ext.common.choices import EXTRACTION_MODES, HELM_FENCED, PROMPT_STYLES, STRUCTURED_MODES
 
@@ -172,6 +174,40 @@ class RunEntryArgs:
     def metric_args(self) -> dict[str, Any]:
         """The metric's arguments but the judge names: max_unjudged, when off its default."""
         return self._off_default(("max_unjudged",))
+
+
+Door = TypeVar("Door", bound=Callable[..., Any])
+
+
+def run_entry_parameters(*names: str) -> list[inspect.Parameter]:
+    """The run entry's arguments ``names`` as a door's parameters: each with ``RunEntryArgs``' name, default and
+    type, so a door taking one writes none of them again (tests/common/test_run_entry_args.py)."""
+    hints = typing.get_type_hints(RunEntryArgs)
+    default = RunEntryArgs()
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, keyword, default=getattr(default, name), annotation=hints[name]) for name in names]
+
+
+def door_signature(*parameters: inspect.Parameter) -> Callable[[Door], Door]:
+    """A door's function, taking ``*args, **kwargs``, given the signature ``parameters`` (its type hints too): what
+    Inspect reads for ``-T`` names, and verifiers and ``medarc-eval`` for ``--env-arg`` names, defaults and types
+    (all read ``inspect.signature``). The function reads its arguments with ``door_arguments``."""
+
+    def decorate(door: Door) -> Door:
+        returns = door.__annotations__.get("return", inspect.Signature.empty)
+        door.__signature__ = inspect.Signature(list(parameters), return_annotation=returns)  # type: ignore[attr-defined]
+        door.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+        return door
+
+    return decorate
+
+
+def door_arguments(door: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """What a door built by ``door_signature`` was called with, by name, each missing one at its default (a
+    mistaken call raises the TypeError Python would)."""
+    bound = inspect.signature(door).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 RECHECK_CALLS_WITHOUT_YES = 100

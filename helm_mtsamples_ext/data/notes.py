@@ -32,6 +32,9 @@ PINNED_COMMIT = "c4c252443fa9c52afb6960f53e51be278639bea2"
 DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/raulista1997/benchmarkdata/{PINNED_COMMIT}/mtsample_procedure/"
 BASE_URL_ENV = "MTSAMPLES_PROCEDURES_BASE_URL"
 CACHE_DIR_ENV = "MTSAMPLES_PROCEDURES_CACHE_DIR"
+DOOR_CACHE_DIR = "~/.cache/helm_mtsamples_ext/notes"
+"""Where the doors without HELM (Inspect, verifiers) keep the notes between runs, unless ``cache_dir`` or
+``MTSAMPLES_PROCEDURES_CACHE_DIR`` says (HELM's path keeps them in its scenario's output path)."""
 MANIFEST_RESOURCE = "manifest.tsv"
 _MANIFEST_HEADER = ["name", "bytes", "sha256"]
 _TEMP_SUFFIX = ".part"
@@ -92,6 +95,12 @@ def resolve_base_url(explicit: str | None = None) -> str:
 def resolve_cache_dir(default: str | Path) -> Path:
     """`MTSAMPLES_PROCEDURES_CACHE_DIR` (read now) > the caller's default (HELM's scenario output path)."""
     return Path(os.environ.get(CACHE_DIR_ENV) or default).expanduser()
+
+
+def door_cache_dir(cache_dir: str | None) -> Path:
+    """Where a door without HELM keeps the notes: its ``cache_dir`` argument > ``MTSAMPLES_PROCEDURES_CACHE_DIR`` >
+    ``DOOR_CACHE_DIR``."""
+    return Path(cache_dir).expanduser() if cache_dir else resolve_cache_dir(DOOR_CACHE_DIR)
 
 
 _verified_lock = threading.Lock()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -12,13 +13,18 @@ import pytest
 
 import helm_mtsamples_ext
 from helm_mtsamples_ext.annotator import JudgeAnnotator
+from helm_mtsamples_ext.common.helm_paths import LOCAL_PATH, OUTPUT_PATH
 from helm_mtsamples_ext.common.run_entry_args import (
     _PARSERS,
     ANNOTATOR_ALWAYS,
     ANNOTATOR_IF_SET,
     DEFAULT_JUDGES,
     RunEntryArgs,
+    door_arguments,
+    door_signature,
+    run_entry_parameters,
 )
+from helm_mtsamples_ext.data.notes import DOOR_CACHE_DIR
 from helm_mtsamples_ext.judges.core.settings import CallSettings
 
 pytestmark = pytest.mark.helm
@@ -169,3 +175,63 @@ def test_no_module_keeps_a_local_alias_of_a_names_constant() -> None:
         for alias in _aliases(ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert found == []
+
+
+def constants(package: Path, value: str) -> list[str]:
+    """Where the string ``value`` is written as a whole literal (a default, an argument, a path's part), in every
+    module under ``package``."""
+    return [
+        f"{path.relative_to(package)}:{node.lineno}"
+        for path in sorted(package.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == value
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "home"),
+    [
+        (OUTPUT_PATH, "common/helm_paths.py"),
+        (LOCAL_PATH, "common/helm_paths.py"),
+        (DOOR_CACHE_DIR, "data/notes.py"),
+    ],
+)
+def test_helms_paths_are_written_once_in_the_package(value: str, home: str) -> None:
+    """``"benchmark_output"`` was written 8 times (each command's ``-o`` default, the model check, the controls'
+    notes), ``"prod_env"`` 7 and the doors' notes cache twice: each is a literal in its home only."""
+    found = constants(PACKAGE, value)
+    assert len(found) == 1 and found[0].startswith(f"{home}:"), found
+
+
+def test_the_path_check_finds_a_planted_copy(tmp_path: Path) -> None:
+    (tmp_path / "cli.py").write_text('parser.add_argument("-o", default="benchmark_output")\n', encoding="utf-8")
+    (tmp_path / "keys.py").write_text('LOCAL = Path("prod_env") / "credentials.conf"\n', encoding="utf-8")
+    assert constants(tmp_path, OUTPUT_PATH) == ["cli.py:1"]
+    assert constants(tmp_path, LOCAL_PATH) == ["keys.py:1"]
+
+
+def test_a_doors_run_entry_parameters_are_run_entry_args_own() -> None:
+    """A door's parameter for a run-entry argument carries RunEntryArgs' name, default and type, written nowhere
+    else; the door reads its call by name, each missing argument at its default, as Python would."""
+
+    @door_signature(
+        inspect.Parameter("panel", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="a", annotation=str),
+        *run_entry_parameters("use_think", "judge_timeout", "explanation_cap"),
+        inspect.Parameter("rest", inspect.Parameter.VAR_KEYWORD),
+    )
+    def door(*args: object, **kwargs: object) -> dict[str, object]:
+        return door_arguments(door, *args, **kwargs)
+
+    parameters = inspect.signature(door).parameters
+    assert list(parameters) == ["panel", "use_think", "judge_timeout", "explanation_cap", "rest"]
+    assert parameters["judge_timeout"].default == RunEntryArgs.judge_timeout
+    assert typing.get_type_hints(door)["explanation_cap"] == int | None
+    assert door("b", judge_timeout=5, other=1) == {
+        "panel": "b",
+        "use_think": False,
+        "judge_timeout": 5,
+        "explanation_cap": None,
+        "rest": {"other": 1},
+    }
+    with pytest.raises(TypeError):
+        door("b", panel="c")

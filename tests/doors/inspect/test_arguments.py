@@ -72,3 +72,23 @@ def test_a_task_argument_mistake_is_one_last_line(
     assert "Traceback" not in done.stderr + done.stdout and "not used by task" not in done.stderr
     assert KEY not in done.stderr + done.stdout
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+def test_the_tasks_run_entry_arguments_are_run_entry_args_own() -> None:
+    """Inspect reads ``-T`` names from the task's signature: each run-entry argument there has ``RunEntryArgs``' name,
+    default and type (built from it, never typed again), and every run-entry argument is either taken (``judges``
+    and ``judge_base_url`` as lists too) or refused with a hint (NOT_HONOURED)."""
+    import inspect
+    import typing
+    from dataclasses import fields
+
+    from helm_mtsamples_ext.common.run_entry_args import DEFAULT_JUDGES, RunEntryArgs
+    from helm_mtsamples_ext.inspect_task import HONOURED, NOT_HONOURED, mtsamples_procedures
+
+    parameters = inspect.signature(mtsamples_procedures).parameters
+    hints, types = typing.get_type_hints(mtsamples_procedures), typing.get_type_hints(RunEntryArgs)
+    for name in HONOURED:
+        assert parameters[name].default == getattr(RunEntryArgs(), name) and hints[name] == types[name], name
+    assert parameters["judges"].default == DEFAULT_JUDGES
+    assert {*HONOURED, *NOT_HONOURED, "judges", "judge_base_url"} == {f.name for f in fields(RunEntryArgs)}
+    assert parameters["others"].kind is inspect.Parameter.VAR_KEYWORD

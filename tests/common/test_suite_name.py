@@ -13,8 +13,6 @@ from helm_mtsamples_ext import schema as schema_module
 from helm_mtsamples_ext.common.suite_name import suite_problem
 from tests.report.suites import STRONG_RUN, build_suite
 
-pytestmark = pytest.mark.helm
-
 REPO = Path(__file__).resolve().parents[2]
 REFUSED = ["../runs/v1", "/tmp/v1", "a/b", "a\\b", "..", "v1..old", ".", "", "  "]
 

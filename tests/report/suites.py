@@ -1,8 +1,9 @@
 """Builds synthetic HELM suites on disk for the report tests.
 
-The files are written the way HELM's runner writes them (helm/benchmark/runner.py `run_one`): HELM's own
-dataclasses serialised with `asdict_without_nones` and `json.dumps(..., indent=2)`, so the report is tested
-against the real shape, not a hand-typed imitation of it.
+The files are written as HELM's runner writes them (helm/benchmark/runner.py `run_one`: its dataclasses through
+`asdict_without_nones` and `json.dumps(..., indent=2)`), but from plain data: the report never imports HELM, so its
+tests need no HELM and run once. tests/report/test_suites_as_helm_writes.py builds the same runs with each HELM's
+own dataclasses and checks that every file is byte for byte what this module writes, on both HELMs.
 """
 
 from __future__ import annotations
@@ -10,23 +11,11 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from helm.benchmark.adaptation.common_adapter_specs import get_generation_adapter_spec
-from helm.benchmark.adaptation.request_state import RequestState
-from helm.benchmark.adaptation.scenario_state import ScenarioState
-from helm.benchmark.annotation.annotator import AnnotatorSpec
-from helm.benchmark.metrics.metric import MetricSpec, PerInstanceStats
-from helm.benchmark.metrics.metric_name import MetricName
-from helm.benchmark.metrics.statistic import Stat
-from helm.benchmark.run_spec import RunSpec
-from helm.benchmark.scenarios.scenario import CORRECT_TAG, TEST_SPLIT, Input, Instance, Output, Reference, ScenarioSpec
-from helm.common.general import asdict_without_nones
-
-from tests.states import request_state
 
 DIMENSIONS = ("accuracy", "completeness", "clarity")
 
@@ -83,21 +72,139 @@ def run_name(run: Run) -> str:
     return name
 
 
-def _instance(note: Note) -> Instance:
-    text = f"Medical Specialty:{note.specialty}\nSample Name: {note.filename[:-4]}\n{note.body}"
+INSTRUCTIONS = "Here are information about a patient, return a reasonable treatment plan for the patient."
+REFERENCE = "Follow up in two weeks."
+DEFAULT_ANSWER = "Plan: rest and follow up."
+
+
+def note_text(note: Note) -> str:
+    """The instance's input text."""
+    return f"Medical Specialty:{note.specialty}\nSample Name: {note.filename[:-4]}\n{note.body}"
+
+
+def instance_id(note: Note) -> str:
+    return "id_" + note.filename.replace(" ", "_")
+
+
+def instance_extra_data(note: Note) -> dict[str, Any]:
     extra: dict[str, Any] = {"filename": note.filename, "extracted_section": note.section, "extraction": "sections"}
     if note.specialty_in_extra_data:
         extra["specialty"] = note.specialty
-    return Instance(
-        input=Input(text=text),
-        references=[Reference(Output(text="Follow up in two weeks."), tags=[CORRECT_TAG])],
-        split=TEST_SPLIT,
-        id="id_" + note.filename.replace(" ", "_"),
-        extra_data=extra,
-    )
+    return extra
 
 
-def _annotation(run: Run, verdicts: Any) -> dict[str, Any]:
+def annotator_args(run: Run) -> dict[str, Any]:
+    return {
+        "judges": [{"name": j, "model": j, "model_deployment": f"fake/{j}", "base_url": None} for j in run.judges],
+        "judge_prompt": "ours",
+        "use_think": False,
+        "judge_timeout": 60.0,
+    }
+
+
+def adapter_spec(
+    model: str = "", instructions: str = "", input_noun: str = "", max_tokens: int = 5, max_train_instances: int = 5
+) -> dict[str, Any]:
+    """HELM's ``get_generation_adapter_spec(instructions, input_noun, output_noun="Answer", max_tokens,
+    max_train_instances)`` with ``model`` and ``model_deployment`` set, as run_spec.json holds it."""
+    return {
+        "method": "generation",
+        "global_prefix": "",
+        "global_suffix": "",
+        "instructions": f"{instructions}\n" if instructions else "",
+        "input_prefix": f"{input_noun}: " if input_noun else "",
+        "input_suffix": "\n",
+        "reference_prefix": "A. ",
+        "reference_suffix": "\n",
+        "chain_of_thought_prefix": "",
+        "chain_of_thought_suffix": "\n",
+        "output_prefix": "Answer: ",
+        "output_suffix": "\n",
+        "instance_prefix": "\n",
+        "substitutions": [],
+        "max_train_instances": max_train_instances,
+        "num_outputs": 1,
+        "num_train_trials": 1,
+        "num_trials": 1,
+        "sample_train": True,
+        "model_deployment": model,
+        "model": model,
+        "temperature": 0.0,
+        "max_tokens": max_tokens,
+        "stop_sequences": ["\n"],
+        "multi_label": False,
+    }
+
+
+DATA_AUGMENTER_SPEC: dict[str, Any] = {
+    "perturbation_specs": [],
+    "should_augment_train_instances": False,
+    "should_include_original_train": False,
+    "should_skip_unchanged_train": False,
+    "should_augment_eval_instances": False,
+    "should_include_original_eval": False,
+    "should_skip_unchanged_eval": False,
+    "seeds_per_instance": 1,
+}
+"""HELM's default ``DataAugmenterSpec()``, which every RunSpec holds."""
+
+
+def stat(name: str, value: int) -> dict[str, Any]:
+    """HELM's ``Stat(MetricName(name, split="test")).add(value)``."""
+    return {
+        "name": {"name": name, "split": "test"},
+        "count": 1,
+        "sum": value,
+        "sum_squared": value * value,
+        "min": value,
+        "max": value,
+        "mean": float(value),
+        "variance": 0.0,
+        "stddev": 0.0,
+    }
+
+
+def request_state_record(note: Note, answer: str, model: str, annotation: dict[str, Any]) -> dict[str, Any]:
+    """One request state as scenario_state.json holds it (tests/states.py's ``request_state`` with the note's
+    instance and the run's annotation)."""
+    return {
+        "instance": {
+            "input": {"text": note_text(note)},
+            "references": [{"output": {"text": REFERENCE}, "tags": ["correct"]}],
+            "split": "test",
+            "id": instance_id(note),
+            "extra_data": instance_extra_data(note),
+        },
+        "train_trial_index": 0,
+        "request": {
+            "model_deployment": model,
+            "model": model,
+            "embedding": False,
+            "prompt": note_text(note),
+            "temperature": 1.0,
+            "num_completions": 1,
+            "top_k_per_token": 1,
+            "max_tokens": 100,
+            "stop_sequences": [],
+            "echo_prompt": False,
+            "top_p": 1,
+            "presence_penalty": 0,
+            "frequency_penalty": 0,
+        },
+        "result": {
+            "success": True,
+            "embedding": [],
+            "completions": [{"text": answer, "logprob": 0.0, "tokens": []}],
+            "cached": False,
+        },
+        "num_train_instances": 0,
+        "prompt_truncated": False,
+        "num_conditioning_tokens": 0,
+        "annotations": {"mtsamples_procedures": annotation},
+    }
+
+
+def annotation_record(run: Run, verdicts: Any) -> dict[str, Any]:
     version = {} if run.rules_version is None else {"rules_version": run.rules_version}
     if verdicts == EMPTY:
         return {"failed_judges": [], "answer": "empty", **version}
@@ -106,70 +213,48 @@ def _annotation(run: Run, verdicts: Any) -> dict[str, Any]:
     return {**record, **version}
 
 
+def answer_of(run: Run, filename: str) -> str:
+    return "" if run.verdicts[filename] == EMPTY else run.outputs.get(filename, DEFAULT_ANSWER)
+
+
 def write_run(suite_dir: Path, run: Run, notes: list[Note]) -> Path:
     """Write one complete run directory exactly as HELM's runner does and return its path."""
-    annotator = AnnotatorSpec(
-        class_name="helm_mtsamples_ext.annotator.JudgeAnnotator",
-        args={
-            "judges": [{"name": j, "model": j, "model_deployment": f"fake/{j}", "base_url": None} for j in run.judges],
-            "judge_prompt": "ours",
-            "use_think": False,
-            "judge_timeout": 60.0,
-        },
-    )
-    adapter_spec = get_generation_adapter_spec(
-        instructions="Here are information about a patient, return a reasonable treatment plan for the patient.",
-        input_noun="Patient Notes",
-        output_noun="Answer",
-        max_tokens=512,
-        max_train_instances=0,
-    )
-    adapter_spec = replace(adapter_spec, model=run.model, model_deployment=run.model)
-    run_spec = RunSpec(
-        name=run_name(run),
-        scenario_spec=ScenarioSpec(class_name="helm_mtsamples_ext.scenario.MTSamplesProceduresScenario", args={}),
-        adapter_spec=adapter_spec,
-        metric_specs=[
-            MetricSpec(
-                class_name="helm_mtsamples_ext.metric.MTSamplesProceduresMetric", args={"judge_names": run.judges}
-            )
+    annotator = {"class_name": "helm_mtsamples_ext.annotator.JudgeAnnotator", "args": annotator_args(run)}
+    adapter = adapter_spec(run.model, INSTRUCTIONS, "Patient Notes", max_tokens=512, max_train_instances=0)
+    run_spec: dict[str, Any] = {
+        "name": run_name(run).replace("/", "_"),  # HELM's RunSpec writes "/" as "_" (its output folder's name)
+        "scenario_spec": {"class_name": "helm_mtsamples_ext.scenario.MTSamplesProceduresScenario", "args": {}},
+        "adapter_spec": adapter,
+        "metric_specs": [
+            {"class_name": "helm_mtsamples_ext.metric.MTSamplesProceduresMetric", "args": {"judge_names": run.judges}}
         ],
-        annotators=[annotator],
-        groups=["mtsamples_procedures"],
-    )
-    states: list[RequestState] = []
-    per_instance: list[PerInstanceStats] = []
-    for note in notes:
-        if note.filename not in run.verdicts:
-            continue
-        instance = _instance(note)
-        verdicts = run.verdicts[note.filename]
-        text = "" if verdicts == EMPTY else run.outputs.get(note.filename, "Plan: rest and follow up.")
-        states.append(
-            replace(
-                request_state(instance.input.text, text, model=run.model),
-                instance=instance,
-                annotations={"mtsamples_procedures": _annotation(run, verdicts)},
-            )
+        "data_augmenter_spec": DATA_AUGMENTER_SPEC,
+        "groups": ["mtsamples_procedures"],
+        "annotators": [annotator],
+    }
+    judged = [note for note in notes if note.filename in run.verdicts]
+    states = [
+        request_state_record(
+            note, answer_of(run, note.filename), run.model, annotation_record(run, run.verdicts[note.filename])
         )
-        per_instance.append(
-            PerInstanceStats(
-                instance_id=str(instance.id),
-                perturbation=None,
-                train_trial_index=0,
-                stats=[Stat(MetricName("mtsamples_procedures_judge_failures", split=TEST_SPLIT)).add(0)],
-            )
-        )
-    scenario_state = ScenarioState(adapter_spec=adapter_spec, request_states=states, annotator_specs=[annotator])
-    path = suite_dir / run_spec.name
+        for note in judged
+    ]
+    per_instance = [
+        {
+            "instance_id": instance_id(note),
+            "train_trial_index": 0,
+            "stats": [stat("mtsamples_procedures_judge_failures", 0)],
+        }
+        for note in judged
+    ]
+    path = suite_dir / run_spec["name"]
     path.mkdir(parents=True, exist_ok=True)
-    stats = [Stat(MetricName("num_instances", split=TEST_SPLIT)).add(len(states))]
     files = {
-        "run_spec.json": asdict_without_nones(run_spec),
+        "run_spec.json": run_spec,
         "scenario.json": {"name": "mtsamples_procedures", "description": "synthetic", "tags": []},
-        "scenario_state.json": asdict_without_nones(scenario_state),
-        "stats.json": [asdict_without_nones(s) for s in stats],
-        "per_instance_stats.json": [asdict_without_nones(p) for p in per_instance],
+        "scenario_state.json": {"adapter_spec": adapter, "request_states": states, "annotator_specs": [annotator]},
+        "stats.json": [stat("num_instances", len(states))],
+        "per_instance_stats.json": per_instance,
     }
     for file_name, payload in files.items():
         (path / file_name).write_text(json.dumps(payload, indent=2))
@@ -185,18 +270,21 @@ def build_suite(output: Path, runs: list[Run], notes: list[Note] | None = None, 
 
 def write_foreign_run(suite_dir: Path) -> Path:
     """A run of another scenario in the same suite, which the report must ignore quietly."""
-    adapter_spec = get_generation_adapter_spec(output_noun="Answer")
-    run_spec = RunSpec(
-        name="mmlu:subject=anatomy,model=acme_strong",
-        scenario_spec=ScenarioSpec(class_name="helm.benchmark.scenarios.mmlu_scenario.MMLUScenario", args={}),
-        adapter_spec=adapter_spec,
-        metric_specs=[],
-        groups=["mmlu"],
-    )
-    path = suite_dir / run_spec.name
+    path = suite_dir / FOREIGN_RUN_SPEC["name"]
     path.mkdir(parents=True)
-    (path / "run_spec.json").write_text(json.dumps(asdict_without_nones(run_spec), indent=2))
+    (path / "run_spec.json").write_text(json.dumps(FOREIGN_RUN_SPEC, indent=2))
     return path
+
+
+FOREIGN_RUN_SPEC: dict[str, Any] = {
+    "name": "mmlu:subject=anatomy,model=acme_strong",
+    "scenario_spec": {"class_name": "helm.benchmark.scenarios.mmlu_scenario.MMLUScenario", "args": {}},
+    "adapter_spec": adapter_spec(),
+    "metric_specs": [],
+    "data_augmenter_spec": DATA_AUGMENTER_SPEC,
+    "groups": ["mmlu"],
+}
+"""HELM's RunSpec of an MMLU run (``get_generation_adapter_spec(output_noun="Answer")``, no metric)."""
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -33,8 +33,6 @@ from helm_mtsamples_ext.stats.agreement import (
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from tests.report.rated import pingouin_icc, zscore
 
-pytestmark = pytest.mark.helm
-
 SETTINGS = BootstrapSettings(n_resamples=200, seed=0)
 
 

@@ -64,8 +64,6 @@ from tests.report.suites import (
     write_run,
 )
 
-pytestmark = pytest.mark.helm
-
 PANEL_KEY = "judge-one+judge-two"
 J1, J2 = JUDGES
 

@@ -22,8 +22,6 @@ from helm_mtsamples_ext.report.figure import ABOVE_CEILING, _draw_panel
 from tests.report.blind_suite import CEILING_LINE, JUDGE, NOTES3, PANEL_LINE, RE, blind_suite
 from tests.report.suites import STRONG_RUN, Run, build_suite, control_run, ok, read
 
-pytestmark = pytest.mark.helm
-
 
 def report(output: Path) -> tuple[str, Path]:
     """Run helm-mtsamples-report; its stdout and its directory."""

@@ -18,8 +18,6 @@ from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW
 from tests.report import rated
 from tests.report.suites import read, row
 
-pytestmark = pytest.mark.helm
-
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:

@@ -48,8 +48,6 @@ from tests.report.suites import (
     row,
 )
 
-pytestmark = pytest.mark.helm
-
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -13,8 +13,6 @@ from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.cost import Price, Prices, PricesError, load_prices
 from tests.report.suites import EMPTY, Note, Run, build_suite, ok, read, row
 
-pytestmark = pytest.mark.helm
-
 NOTES = [Note("n1.txt", "Orthopedic"), Note("n2.txt", "Orthopedic"), Note("n3.txt", "Neurosurgery")]
 PRICES_YAML = """
 batch_discount: 0.5

@@ -15,8 +15,6 @@ from helm_mtsamples_ext.report.csv_safe import neutralise, restore, safe_frame
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read
 
-pytestmark = pytest.mark.helm
-
 NEUTRALISED = [
     ('=HYPERLINK("http://x.example","click")', '\'=HYPERLINK("http://x.example","click")'),
     ("+1 day", "'+1 day"),

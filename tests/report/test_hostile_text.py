@@ -12,8 +12,6 @@ import pytest
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok
 
-pytestmark = pytest.mark.helm
-
 HOSTILE_MODEL = "<img src=x onerror=alert(1)>\x1b[2J\x1b]0;owned\x07**bold** [x](http://e) \u202eevil"
 
 

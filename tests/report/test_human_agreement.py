@@ -45,8 +45,6 @@ from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW, PANEL_ROW, 
 from tests.report import rated as hand
 from tests.report.suites import STRONG, WEAK, build_main_suite, read, row
 
-pytestmark = pytest.mark.helm
-
 PANEL = "judge-one+judge-two"
 RATINGS = [  # model, note, rater, scores
     (STRONG, "n1", "alice", (5, 5, 5)),

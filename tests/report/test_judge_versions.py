@@ -12,8 +12,6 @@ from helm_mtsamples_ext.report.judge_versions import VERSION_COLUMNS, judge_vers
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed, ok, read
 
-pytestmark = pytest.mark.helm
-
 
 def rows(*spec: tuple[Any, ...]) -> pd.DataFrame:
     """Instances rows: (judge, status, reported_model, system_fingerprint[, loaded_model]), all in panel a+b."""

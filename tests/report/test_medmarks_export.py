@@ -21,8 +21,6 @@ from tests.report.medmarks_suite import ALPHA, BETA, HOSTILE, MANIFEST_ORDER, bu
 from tests.report.reports import run_report
 from tests.report.suites import NOTES, Run, build_suite, control_run, ok
 
-pytestmark = pytest.mark.helm
-
 REQUIRED = ["env_id", "example_id", "model_id", "reward", "rollout_index"]
 """What medarc-verifiers' win rate reads (its ValueError names them when one is missing)."""
 

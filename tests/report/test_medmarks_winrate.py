@@ -21,8 +21,6 @@ from helm_mtsamples_ext.report.medmarks_export import PARQUET_NAME, slug
 from tests.report.medmarks_export import export_suite
 from tests.report.medmarks_suite import ALPHA, BETA
 
-pytestmark = pytest.mark.helm
-
 REPO = Path(__file__).resolve().parents[2]
 VENVS = (REPO / ".venv-verifiers", Path("/work/venvs/verifiers"))
 WINRATE = """

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from helm_mtsamples_ext.report.review import nothing_to_rate, render_review
 from helm_mtsamples_ext.report.suite import load_suite
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, control_run, failed, ok
-
-pytestmark = pytest.mark.helm
 
 UNJUDGED = Run("acme/tested", JUDGES, {n.filename: {j: failed("timed out") for j in JUDGES} for n in NOTES[:3]})
 JUDGED = Run("acme/tested", JUDGES, {n.filename: {j: ok(4, 4, 4) for j in JUDGES} for n in NOTES[:3]})

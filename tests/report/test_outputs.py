@@ -11,8 +11,6 @@ import pytest
 
 from tests.report.suites import STRONG, WEAK, png_size, read, row
 
-pytestmark = pytest.mark.helm
-
 
 def test_instances_one_row_per_model_note_judge(main_report: tuple[Path, str]) -> None:
     """instances.csv has one row per model x note x judge with normalised scores, rewards and failure reasons."""

@@ -22,8 +22,6 @@ from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read
 
-pytestmark = pytest.mark.helm
-
 SETTINGS = BootstrapSettings(n_resamples=300, seed=7)
 NUMBERS = ["n_notes", "reward_a", "reward_b", "difference", "ci_low", "ci_high", "share_resamples_a_ahead"]
 

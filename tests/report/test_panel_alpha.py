@@ -23,8 +23,6 @@ from helm_mtsamples_ext.stats.panel_alpha import NO_REAL_ANSWERS, panel_alphas
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, Note, Run, build_suite, control_run, ok, read, row
 
-pytestmark = pytest.mark.helm
-
 NOTES = [Note(f"{name}.txt", "Orthopedic") for name in "abcd"]
 GOOD, BAD, SHUFFLED = "acme/good", "acme/bad", "mtsamples-control/shuffled"
 PANEL = "+".join(JUDGES)

@@ -12,8 +12,6 @@ from helm_mtsamples_ext.report.progress import STEPS, ReportProgress
 from tests.report.reports import run_report
 from tests.report.suites import STRONG_RUN, WEAK_RUN, build_suite
 
-pytestmark = pytest.mark.helm
-
 
 class Terminal(io.StringIO):
     """stderr as a terminal: what tqdm writes, kept."""

@@ -16,8 +16,6 @@ from helm_mtsamples_ext.report.ratings import read_ratings, suite_ratings
 from helm_mtsamples_ext.stats.human_agreement import CLINICIANS_ROW
 from tests.report.rated import RATINGS, build, report, write_ratings
 
-pytestmark = pytest.mark.helm
-
 SAME_RATER = [
     ("case", "Dr Test", "dr TEST"),
     ("spaces", "Dr Test", "  Dr   Test "),

@@ -33,8 +33,6 @@ from tests.report.review_suites import (
     review_suite,
 )
 
-pytestmark = pytest.mark.helm
-
 
 @pytest.fixture(scope="module")
 def suite_output(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -24,8 +24,6 @@ from tests.report.suites import (
     write_run,
 )
 
-pytestmark = pytest.mark.helm
-
 
 def test_judge_marked_failed_counts_for_nothing(tmp_path: Path) -> None:
     """A judge marked failed (status or failed_judges) is left out even if a score survived in its record."""

@@ -13,8 +13,6 @@ from helm_mtsamples_ext.report.rules_versions import UNVERSIONED, notes_per_vers
 from tests.report.reports import run_report
 from tests.report.suites import EMPTY, NOTES, STRONG_RUN, WEAK_RUN, build_suite, read
 
-pytestmark = pytest.mark.helm
-
 
 def instances(*runs: tuple[str, list[object]]) -> pd.DataFrame:
     """Two judges' rows per note: (run, [each note's rules_version])."""

@@ -19,8 +19,6 @@ from helm_mtsamples_ext.stats.evidence import MINIMUMS
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, mean_ci, paired_difference, reward_ci
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, ok, read, row
 
-pytestmark = pytest.mark.helm
-
 J1, J2 = JUDGES
 SPLIT, EVEN = "acme/b-split", "acme/a-even"
 SETTINGS = BootstrapSettings(n_resamples=200)

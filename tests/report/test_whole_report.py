@@ -18,8 +18,6 @@ from helm_mtsamples_ext.report import outputs
 from tests.report.reports import BOOT, run_report
 from tests.report.suites import STRONG_RUN, WEAK_RUN, build_suite
 
-pytestmark = pytest.mark.helm
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

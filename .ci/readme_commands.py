@@ -1,7 +1,7 @@
 """The README's shell commands, read from its ```bash blocks: what .ci/run runs and tests/e2e/test_readme_commands.py
 checks, so that when the README changes both follow.
 
-    python3 .ci/readme_commands.py setup|browser|tests   # the "Run the tests" lines of that kind, one a line
+    python3 .ci/readme_commands.py   # the "Run the tests" command: its block's one line
 
 Standard library only: .ci/run calls it with the system's python3, before any venv exists.
 """
@@ -15,7 +15,6 @@ from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 TESTS_HEADING = "**Run the tests**"
-KINDS = ("setup", "browser", "tests")
 
 
 @dataclass(frozen=True)
@@ -50,22 +49,15 @@ def test_block(text: str | None = None) -> Block:
     raise SystemExit(f"README.md: no ```bash block after {TESTS_HEADING}")
 
 
-def kind_of(command: str) -> str:
-    """setup (a venv and its install), browser (Chromium), tests (pytest in a venv)."""
-    if command.startswith("python3 -m venv "):
-        return "setup"
-    if "chromium" in command:
-        return "browser"
-    if re.fullmatch(r"\S+/bin/python -m pytest( .+)?", command):
-        return "tests"
-    raise SystemExit(f"README.md, {TESTS_HEADING}: not a set-up, browser or test line: {command}")
-
-
-def test_commands(kind: str, text: str | None = None) -> list[str]:
-    return [c for c in test_block(text).commands if kind_of(c) == kind]
+def test_command(text: str | None = None) -> str:
+    """The one command of "Run the tests" (its block holds nothing else)."""
+    commands = test_block(text).commands
+    if len(commands) != 1:
+        raise SystemExit(f"README.md, {TESTS_HEADING}: one command line, not {len(commands)}: {list(commands)}")
+    return commands[0]
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in KINDS:
-        raise SystemExit(f"usage: python3 .ci/readme_commands.py {'|'.join(KINDS)}")
-    print("\n".join(test_commands(sys.argv[1])))
+    if len(sys.argv) != 1:
+        raise SystemExit("usage: python3 .ci/readme_commands.py")
+    print(test_command())

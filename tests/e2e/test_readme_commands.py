@@ -1,8 +1,8 @@
 """Every command in the ```bash blocks of README.md and docs/*.md works as written, read from those files (so a
 new or changed command is covered, and one of a kind this test does not know fails it).
 
-- "Run the tests": .ci/run runs those lines literally (read by .ci/readme_commands.py); here they are checked to
-  be exactly a set-up and a test run per HELM, each HELM in a venv of its own.
+- "Run the tests": .ci/run runs its one line literally (read by .ci/readme_commands.py); here it is checked to install
+  tox and run every environment of pyproject.toml's ``[tool.tox]``: a venv, extra and selection per HELM and per door.
 - Every other block runs in its file's order (README.md, then each docs/*.md page as a sequence of its own) in a
   fresh directory (a checkout's run_specs/), with this environment's binaries standing in for a venv's, no key
   and no network: ``helm-run`` gets ``--dry-run`` (it calls no model and no judge), the notes are the session's
@@ -26,6 +26,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the test venvs run Python 3.11
+    import tomli as tomllib
 
 import pytest
 
@@ -38,14 +44,16 @@ REPO = Path(__file__).resolve().parents[2]
 TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm"}
 DOOR_VENVS = {".venv-verifiers": "verifiers", ".venv-inspect": "inspect"}
 """A door's venv: its extra and ``test``, no HELM (and no ``dev``: lint and types run in the first HELM's venv)."""
-TEST_RUNS = [
-    ".venv/bin/python -m pytest",
-    '.venv-medhelm/bin/python -m pytest -m "helm or e2e"',
-    ".venv-verifiers/bin/python -m pytest tests/doors/verifiers -m verifiers",
-    ".venv-inspect/bin/python -m pytest tests/doors/inspect -m inspect",
-]
+POSARGS = {"replace": "posargs", "extend": True}
+TEST_RUNS = {
+    "crfm": ["python", "-m", "pytest", POSARGS],
+    "medhelm": ["python", "-m", "pytest", "-m", "helm or e2e", POSARGS],
+    "verifiers": ["python", "-m", "pytest", "-m", "verifiers", {**POSARGS, "default": ["tests/doors/verifiers"]}],
+    "inspect": ["python", "-m", "pytest", "-m", "inspect", {**POSARGS, "default": ["tests/doors/inspect"]}],
+}
 """The first HELM runs the whole suite; the second only what touches a difference between them (the markers that
-tests/collection_rules.py keeps true); a door's venv only its door's tests."""
+tests/collection_rules.py keeps true); a door's venv only its door's tests. Arguments after ``--`` reach pytest."""
+LINT = [["ruff", "check", "."], ["ruff", "format", "--check", "."], ["mypy"], ["lint-imports"]]
 
 
 def _readme_commands() -> ModuleType:
@@ -114,26 +122,42 @@ def extras() -> set[str]:
     return set(config["options.extras_require"])
 
 
-def test_ci_runs_exactly_the_readmes_test_lines() -> None:
-    """A set-up and a test run per HELM, in its own venv with its own extra, the second HELM running only the tests
-    marked ``helm`` or ``e2e``; .ci/run runs these and nothing else."""
-    lines = TEST_BLOCK.commands
-    setup, browser, tests = (ci.test_commands(kind) for kind in ci.KINDS)
-    assert sorted(setup + browser + tests) == sorted(lines) and len(browser) == 1
-    venvs: dict[str, str] = {}
-    doors: dict[str, str] = {}
-    for line in setup:
-        pip = r"pip install (-c tests/constraints\.txt )?-e '\.\[(\w+),test(,dev)?\]'"
-        found = re.fullmatch(rf"python3 -m venv (\S+) && \1/bin/{pip}", line)
-        assert found, line
-        (venvs if found[4] else doors)[found[1]] = found[3]
-        assert bool(found[2]) == bool(found[4]), f"a HELM venv takes tests/constraints.txt, a door's does not: {line}"
-    assert venvs == TEST_VENVS and doors == DOOR_VENVS
-    assert tests == TEST_RUNS
+def tox_config() -> dict[str, Any]:
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    tox: dict[str, Any] = tomllib.loads(text)["tool"]["tox"]
+    return tox
+
+
+def test_ci_runs_the_readmes_one_test_command_and_tox_runs_every_suite() -> None:
+    """One line installs tox and runs every environment; each HELM and each door gets its venv (where the docs name
+    it), its extra, and its selection, the second HELM running only the tests marked ``helm`` or ``e2e``; lint runs
+    in the first HELM's venv; the doors run before the HELMs; .ci/run runs the line, installs and tests nothing."""
+    (command,) = TEST_BLOCK.commands
+    assert command == ci.test_command()
+    assert re.fullmatch(
+        r"python3 -m venv (\S+) && \1/bin/pip install 'tox>=[\d.]+,<5' && \1/bin/tox run-parallel -p all", command
+    )
+    tox = tox_config()
+    envs: dict[str, dict[str, Any]] = tox["env"]
+    assert sorted(tox["env_list"]) == sorted(envs) == sorted([*TEST_RUNS, "lint"])
+    for venv, extra in {**TEST_VENVS, **DOOR_VENVS}.items():
+        env = envs[extra]
+        helm = venv in TEST_VENVS
+        assert env["env_dir"] == "{tox_root}/" + venv
+        assert sorted(env["extras"]) == sorted([extra, "test", *(["dev"] if helm else [])])
+        assert env.get("constraints") == (["tests/constraints.txt"] if helm else None), "HELM venvs pin torch"
+        assert env["commands"] == [TEST_RUNS[extra]]
+        if helm:
+            assert set(DOOR_VENVS.values()) <= set(env["depends"]), "the doors' env server races the e2e tests' ports"
+    lint = envs["lint"]
+    assert lint["commands"] == LINT
+    assert {k: lint[k] for k in ("env_dir", "extras", "constraints")} == {
+        k: envs["crfm"][k] for k in ("env_dir", "extras", "constraints")
+    }
+    assert "lint" in envs["crfm"]["depends"], "lint and crfm share .venv: one after the other"
     run = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
-    assert not [line for line in run if "pip " in line or "pytest" in line], ".ci/run installs and tests as the README"
-    for kind in ci.KINDS:
-        assert any(f"lines {kind}" in line for line in run), f".ci/run does not run the README's {kind} lines"
+    assert not [line for line in run if re.search(r"\b(pip|pytest|tox) ", line)], ".ci/run runs the README's line"
+    assert any("python3 .ci/readme_commands.py" in line for line in run)
 
 
 def test_the_run_command_has_a_venv_of_its_own() -> None:

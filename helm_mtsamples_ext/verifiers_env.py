@@ -274,6 +274,7 @@ def failed_note(listed: Sequence[ListedJudge], failure: str) -> dict[str, Any]:
     """``judge_feedback`` for a note whose judging failed outside any one judge: every judge unjudged, with the
     note's failure as each one's error and as the note's."""
     unjudged: dict[str, Any] = {"scores": {}, "explanations": {}, "error": failure, "raw": None, "score": None}
+    unjudged["failure_kind"] = failure_kinds.kind_of(failure)
     judges: list[dict[str, Any]] = [{"name": j.name, "model": j.model, **unjudged} for j in listed]
     return {"judges": judges, "score": None, "failures": len(judges), "empty_answer": False, "error": failure}
 

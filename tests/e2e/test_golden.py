@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.common.failure_kinds import failure_kind
+from helm_mtsamples_ext.common.failure_kinds import KINDS, failure_kind
 from tests import golden
 from tests.e2e.helm_tools import (
     RUN_TOOL,
@@ -115,6 +115,9 @@ def test_each_notes_record_holds_the_golden_scores_and_failure_kinds(golden_run:
     assert {judge: _scores(record[judge]) for judge in golden.JUDGES} == expected.scores
     failures = {judge: failure_kind(record[judge]["failure"]) for judge in golden.JUDGES if judge in expected.failures}
     assert failures == expected.failures, {judge: record[judge].get("failure") for judge in golden.JUDGES}
+    stored = {judge: record[judge].get("failure_kind") for judge in golden.JUDGES}
+    assert stored == {judge: expected.failures.get(judge) for judge in golden.JUDGES}, "each kind beside its text"
+    assert set(expected.failures.values()) <= set(KINDS)
     assert sorted(record["failed_judges"]) == sorted(expected.failures)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import verifiers as vf
 
-from helm_mtsamples_ext.common.failure_kinds import failure_kind
+from helm_mtsamples_ext.common.failure_kinds import KINDS, failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from tests import golden
 from tests.servers.judge import JudgeServer, RecordedRequest
@@ -106,6 +106,10 @@ def test_each_judge_gives_the_tables_scores_or_fails_with_its_kind(
     assert {name: scores_of(j) for name, j in feedback.items()} == expected.scores
     failed = {name: failure_kind(j["error"]) for name, j in feedback.items() if j["error"] is not None}
     assert failed == expected.failures, {name: j["error"] for name, j in feedback.items()}
+    stored = {name: j["failure_kind"] for name, j in feedback.items() if j["error"] is not None}
+    assert stored == expected.failures and set(stored.values()) <= set(KINDS), "each kind beside its text"
+    record = rollouts[note]["info"]["record"]
+    assert {name: record[name].get("failure_kind") for name in stored} == expected.failures, "in info's record too"
     assert rollouts[note]["info"]["judge_feedback"]["failures"] == len(expected.failures)
 
 

@@ -19,7 +19,7 @@ import verifiers as vf
 from verifiers.utils.worker_utils import msgpack_encoder
 
 from helm_mtsamples_ext import verifiers_env
-from helm_mtsamples_ext.common.failure_kinds import reply_too_long
+from helm_mtsamples_ext.common.failure_kinds import DOOR_FAILED, reply_too_long
 from helm_mtsamples_ext.common.outside_text import REPLACEMENT
 from helm_mtsamples_ext.judges.core.reply.shape import completion_failure
 from helm_mtsamples_ext.judges.core.settings import REPLY_CAP
@@ -112,6 +112,7 @@ def test_a_judges_exception_is_its_named_failure_and_the_others_still_count(monk
     for output in outputs:
         feedback = feedback_of(output)
         assert feedback["jx"]["error"] == "failed in the door: the verifiers environment: KeyError: 'choices'"
+        assert feedback["jx"]["failure_kind"] == DOOR_FAILED == output["info"]["record"]["jx"]["failure_kind"]
         assert output["reward"] == pytest.approx(judge_reward(server.scores_for("ja", judge_prompt(output))))
         assert output["judge_failed_jx"] == 1.0 and output["judge_failed_ja"] == 0.0
 
@@ -129,6 +130,7 @@ def test_an_exception_outside_the_judges_leaves_the_note_unjudged_and_named_neve
         assert math.isnan(output["reward"]) and math.isnan(output["mtsamples_reward"])
         failure = "failed in the door: the verifiers environment: ZeroDivisionError: division by zero"
         assert output["info"]["judge_feedback"]["error"] == failure and feedback_of(output)["ja"]["error"] == failure
+        assert feedback_of(output)["ja"]["failure_kind"] == DOOR_FAILED, "the kind beside the text, no record here"
         assert output["reward_failed_at_min"] == FLOOR_REWARD
 
 

@@ -1,5 +1,5 @@
 """The synthetic suites the review page is tested on (tests/report/test_review.py reads their data, the Chromium
-tests in tests/e2e/test_review_page.py drive their pages): the report's main suite plus a model whose texts carry
+tests in tests/report/test_review_page.py drive their pages): the report's main suite plus a model whose texts carry
 markup, and panels of one and three judges with long plans and a control."""
 
 from __future__ import annotations

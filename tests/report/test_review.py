@@ -50,7 +50,7 @@ def data(page_html: str) -> PageData:
 
 
 def test_each_note_carries_its_answers_judge_spreads(data: PageData) -> None:
-    """The page sorts by these (tests/e2e/test_review_page.py checks the order in Chromium): a note's spread is
+    """The page sorts by these (tests/report/test_review_page.py checks the order in Chromium): a note's spread is
     its largest."""
     spreads = {note["name"]: [a["spread"] for a in note["answers"] if a["spread"] is not None] for note in data.notes}
     assert {name: max(s) if s else None for name, s in spreads.items()} == pytest.approx(
@@ -131,7 +131,7 @@ def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_with_one_judge_there_is_no_sort_by_disagreement(one_judge_page: Path) -> None:
-    """(tests/e2e/test_review_page.py checks in Chromium that no badge is drawn and the notes are in name order.)"""
+    """(tests/report/test_review_page.py checks in Chromium that no badge is drawn and the notes are in name order.)"""
     html = one_judge_page.read_text(encoding="utf-8")
     assert 'value="spread"' not in html and not page_data(html).several_judges
     assert {a["spread"] for a in page_data(html).answers} == {None}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.report.review_suites import ANSWER_SCRIPT, EXPECTED_ORDER, NOTE_SCRIPT, panel_suite, review_suite
 from tests.report.suites import NOTES, WEAK
 

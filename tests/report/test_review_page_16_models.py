@@ -21,11 +21,9 @@ from typing import Any
 import pytest
 
 from helm_mtsamples_ext.report.cli import main
-from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.report.review_page import page_data, raw_data
 from tests.report.suites import Note, Run, build_suite, ok
-
-pytestmark = pytest.mark.e2e
 
 N_MODELS, N_NOTES = 16, 131
 JUDGES = ["judge-a", "judge-b", "judge-c"]

@@ -22,7 +22,7 @@ import pytest
 
 from helm_mtsamples_ext.report.cli import main
 from helm_mtsamples_ext.report.ratings import read_ratings
-from tests.e2e.helm_tools import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.report.review_page import page_data
 from tests.report.suites import JUDGES, NOTES, STRONG, STRONG_RUN, WEAK, WEAK_RUN, build_main_suite, build_suite
 
@@ -68,7 +68,6 @@ def _visible_text(page: object) -> str:
     return page.locator("body").inner_text()  # type: ignore[attr-defined]
 
 
-@pytest.mark.e2e
 def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled: Path, tmp_path: Path) -> None:
     require_chromium()
     from playwright.sync_api import expect, sync_playwright
@@ -154,7 +153,6 @@ def _export(page: object, path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.e2e
 def test_ratings_belong_to_the_answer_and_exported_cells_are_neutralised_and_re_import(tmp_path: Path) -> None:
     """Rate report A, then open report B: the same suite name and runs, new answers. B opens unrated and says once
     that the browser holds ratings of answers it does not have; neither page exports another's ratings. Every cell

@@ -3,6 +3,8 @@ the shared state. The exchange is a script of classified replies, so each rule i
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import replace
 from typing import NoReturn
 
@@ -98,6 +100,20 @@ def test_turns_ending_unanswered_open_the_breaker_after_three(ending: list[Sent]
         attempts(list(ending), breaker=breaker, prompt=f"note {n}").run()
     sent, _ = attempts([OK], breaker=breaker, prompt="note 3").run()
     assert sent.kind == "unavailable"
+
+
+def test_a_timeout_is_retried_at_once_and_the_last_one_announces_no_retry(caplog: pytest.LogCaptureFixture) -> None:
+    """The timeout was the wait (the server had judge_timeout to answer): its retry goes without a backoff, so a dead
+    judge costs its timeouts and no more. The second timeout ends the turn, and no line announces a retry."""
+    caplog.set_level(logging.WARNING, logger="helm")
+    turn = attempts([Sent("timeout", error="timed out")] * 2)
+    turn.settings = replace(turn.settings, retry_base=60.0)  # any backoff would be seconds here
+    start = time.monotonic()
+    sent, _ = turn.run()
+    assert (sent.kind, calls(turn)) == ("timeout", 2)
+    assert time.monotonic() - start < 5.0
+    lines = [r.getMessage() for r in caplog.records if r.name == "helm" and "judge j:" in r.getMessage()]
+    assert len(lines) == 1 and "retrying now (attempt 2" in lines[0]
 
 
 def test_turns_of_one_prompt_ending_unanswered_leave_the_judge_admitted_for_the_others() -> None:

@@ -154,9 +154,19 @@ class TurnAttempts:
 
     def _wait(self, state: RetryCallState) -> float:
         sent = state.outcome.exception().sent if state.outcome and state.outcome.failed else None  # type: ignore[union-attr]
+        if self._stop(state):  # tenacity asks for the wait before it stops: no retry follows, nothing to announce
+            return 0.0
         if sent is not None and sent.kind in ("rate_limited", "format", "overload"):
             return 0.0 if sent.kind == "format" else backoff(1, 0.25)  # the gate holds everyone back
         left = max(0.0, self.turn.deadline - self.clock())
+        if sent is not None and sent.kind == "timeout":
+            # The timeout was the wait: the server had judge_timeout to answer. A backoff on top made a dead judge
+            # cost its timeouts plus a random wait per prompt before the breaker opened (5.3 timeouts, not 5).
+            hwarn(
+                f"judge {self.target.name}: {clip(self.scrub(sent.error), 160)}; retrying now "
+                f"(attempt {state.attempt_number + 1}, up to judge_max_wait={self.settings.max_wait:g} s)"
+            )
+            return 0.0
         # at most NOTICE_EVERY: each wait is announced, so a line comes at least that often
         seconds = min(backoff(state.attempt_number, self.settings.retry_base, cap=NOTICE_EVERY), left)
         if sent is not None:

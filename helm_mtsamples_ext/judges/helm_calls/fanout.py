@@ -22,8 +22,9 @@ import sys
 import threading
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from queue import Empty, SimpleQueue
 from typing import Generic, TypeVar
 
 N = TypeVar("N")
@@ -102,6 +103,9 @@ class FanOut:
         flight. ``tick`` runs at least every ``tick_seconds`` (the progress bar). A call that raises stops
         everything: calls not started are cancelled and the exception propagates."""
         pending: dict[Future[T], tuple[int, int, str]] = {}
+        # Each call's future puts itself here when done: a wake-up costs one queue read, where waiting on every
+        # pending future (concurrent.futures.wait) installed and removed a waiter on each of them per call ended.
+        finished: SimpleQueue[Future[T]] = SimpleQueue()
         in_flight: dict[int, _Note[N, T]] = {}
         queued: dict[str, deque[tuple[int, int, Callable[[], T]]]] = {e: deque() for e in self._pools}
         started: Counter[str] = Counter()
@@ -116,7 +120,9 @@ class FanOut:
                 room = self.limit_of(endpoint) if self.limit_of is not None else sys.maxsize
                 while waiting and started[endpoint] < max(1, room):
                     key, position, call = waiting.popleft()
-                    pending[self._pools[endpoint].submit(call)] = (key, position, endpoint)
+                    future = self._pools[endpoint].submit(call)
+                    pending[future] = (key, position, endpoint)
+                    future.add_done_callback(finished.put)
                     started[endpoint] += 1
                 held = held or (bool(waiting) and room < self.max_concurrency)
             return held
@@ -141,7 +147,7 @@ class FanOut:
                 if not pending:
                     return
                 timeout = min(tick_seconds, HELD_POLL) if held else tick_seconds
-                done, _ = wait(list(pending), timeout=timeout, return_when=FIRST_COMPLETED)
+                done = _ended(finished, timeout)
                 tick()
                 for future in done:
                     key, position, endpoint = pending.pop(future)
@@ -155,3 +161,16 @@ class FanOut:
         finally:
             for future in pending:
                 future.cancel()
+
+
+def _ended(finished: SimpleQueue[Future[T]], timeout: float) -> list[Future[T]]:
+    """The calls ended so far: the first within ``timeout`` (none when it passes), then every other already ended."""
+    try:
+        done = [finished.get(timeout=timeout)]
+    except Empty:
+        return []
+    while True:
+        try:
+            done.append(finished.get_nowait())
+        except Empty:
+            return done

@@ -24,7 +24,7 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.scorer import Score
 from playwright.sync_api import expect
 
-from helm_mtsamples_ext.common.failure_kinds import failure_kind
+from helm_mtsamples_ext.common.failure_kinds import KINDS, failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, reward_ci
 from tests import golden
@@ -122,6 +122,9 @@ def test_each_failed_judges_failure_is_of_the_tables_kind(run: GoldenRun) -> Non
     for name, sample in by_note(run).items():
         failures = metadata(sample)["failures"]
         assert {j: failure_kind(f) for j, f in failures.items()} == golden.EXPECTED[name].failures, (name, failures)
+        judges = metadata(sample)["judges"]  # each entry as the record writes it: the kind beside the text
+        stored = {j: judges[j].get("failure_kind") for j in failures}
+        assert stored == golden.EXPECTED[name].failures and set(stored.values()) <= set(KINDS), (name, stored)
 
 
 def test_the_failures_per_judge_and_kind_are_the_tables(run: GoldenRun) -> None:

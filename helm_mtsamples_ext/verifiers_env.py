@@ -35,7 +35,6 @@ from typing import Any
 from helm_mtsamples_ext import names
 from helm_mtsamples_ext.common import failure_kinds
 from helm_mtsamples_ext.common.choices import HELM_FENCED
-from helm_mtsamples_ext.common.failure_kinds import GAVE_UP_WAITING
 from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
@@ -383,15 +382,13 @@ class _Panel:
 
     def _judge(self, judge: AsyncJudge, listed: ListedJudge) -> Callable[[str, tuple[str, ...]], Any]:
         """One judge as the panel asks it: in a slot of its endpoint, bounded by ``judge_max_wait`` from when the
-        slot is free; its own exception is its named failure, so the other judges still count."""
-        bound = self.args.judge_max_wait
+        slot is free (each exchange and wait of the judgment ends by its deadline: openai_calls/attempts.py); its own
+        exception is its named failure, so the other judges still count."""
 
         async def one(prompt: str, untrusted: tuple[str, ...]) -> JudgeEntry:
             try:
                 async with self.gates.gate(listed.base_url):
-                    return await asyncio.wait_for(judge.judge(prompt, untrusted, model_deployment=listed.model), bound)
-            except TimeoutError:
-                failure = f"{GAVE_UP_WAITING} within judge_max_wait ({bound:g} s): no verdict by then"
+                    return await judge.judge(prompt, untrusted, model_deployment=listed.model)
             except Exception as error:
                 failure = door_failure(error, self.scrub)
             return entry_of(None, failure, None, self.scrub, model_deployment=listed.model)

@@ -5,6 +5,7 @@ and a sleep of the test's own (no test waits out a backoff)."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +83,34 @@ def test_judge_timeout_bounds_the_whole_exchange() -> None:
     assert asyncio.run(attempt(create, Budget(timeout=0.01, deadline=1e9), sleep=no_wait)) == Failure(TIMED_OUT)
 
 
+def test_an_exchange_begun_near_the_deadline_is_cut_there_as_the_deadlines_failure() -> None:
+    """judge_timeout is 5 s but 0.1 s is left of judge_max_wait: the exchange ends at the deadline, failed as the
+    deadline's (not the judge's timeout), and the judge's breaker is told nothing (it had less than its timeout)."""
+    never = asyncio.Event()
+
+    async def create() -> None:
+        await never.wait()
+
+    breaker = Breaker(threshold=1, cooldown=60.0)
+    start = time.monotonic()
+    budget = Budget(timeout=5.0, deadline=start + 0.1)
+    failed = asyncio.run(attempt(create, budget, breaker=breaker, prompt="p"))
+    assert failed == Failure(f"{GAVE_UP_WAITING} within judge_max_wait: no verdict by then")
+    assert time.monotonic() - start < 2.0
+    assert breaker.admit() == (True, "")
+
+
+def test_no_exchange_begins_past_the_deadline() -> None:
+    server = Server([REPLY], now=30.0)
+    failed = asyncio.run(attempt(server.create, Budget(2.0, deadline=20.0), clock=lambda: server.now))
+    assert failed == Failure(f"{GAVE_UP_WAITING} within judge_max_wait: no verdict by then") and server.calls == 0
+
+
+def test_a_timeout_is_retried_without_a_backoff() -> None:
+    server = Server([timeout(), REPLY])
+    assert server.run() == REPLY and server.slept == [0.0]
+
+
 def test_a_429_waits_as_retry_after_asks() -> None:
     server = Server([status_error(429, {"Retry-After": "7"}), REPLY])
     assert server.run() == REPLY and server.slept == [7.0]
@@ -130,7 +159,8 @@ def test_a_key_the_error_repeats_is_scrubbed() -> None:
     server = Server([status_error(401, body="Incorrect API key provided: sk-secret-key")])
     scrub: Callable[[str], str] = lambda text: text.replace("sk-secret-key", "***")  # noqa: E731
     create: Callable[[], Awaitable[Any]] = server.create
-    failed = asyncio.run(attempt(create, Budget(timeout=2.0, deadline=20.0), scrub, sleep=server.sleep))
+    budget = Budget(timeout=2.0, deadline=20.0)  # on the server's clock, as every judgment's deadline is on its own
+    failed = asyncio.run(attempt(create, budget, scrub, clock=lambda: server.now, sleep=server.sleep))
     assert isinstance(failed, Failure) and "sk-secret-key" not in failed.text and "***" in failed.text
 
 

@@ -3,12 +3,14 @@
 Why: the SDK's own retries (``max_retries``) count attempts whatever the fault: a judge that never answers cost
 four timeouts and three backoffs per note, ``judge_max_wait`` bounded nothing, and a 429 got three tries
 whatever its Retry-After said. The rules here are docs/judging.md's, as ``attempts.py`` applies them on HELM's
-path: ``judge_timeout`` bounds each exchange whole (a reply dripping in is cut at it too); a timeout is retried
-``timeout_retries`` times; a 429 (its Retry-After honoured), a 5xx, a 408/409 and a connection error are retried
-with backoff until the judgment's deadline (``judge_max_wait`` from its start), and a wait that would end past it
-is not begun; the same server error ``repeat_limit`` times in a row ends the request; any other error ends it at
-once. With a ``Breaker`` (throttle.py, HELM's path's), a judge that left ``threshold`` prompts in a row unanswered
-(timeouts, lost connections, server errors to the end) fails its next calls at once until one probe gets through,
+path: ``judge_timeout`` bounds each exchange whole (a reply dripping in is cut at it too), and so does the
+judgment's deadline (an exchange begun just before it is cut there, and fails as the deadline's, not as the judge's
+timeout); a timeout is retried ``timeout_retries`` times, at once (the timeout was the wait); a 429 (its
+Retry-After honoured), a 5xx, a 408/409 and a connection error are retried with backoff until the judgment's
+deadline (``judge_max_wait`` from its start), and a wait that would end past it is not begun; the same server error
+``repeat_limit`` times in a row ends the request; any other error ends it at once. With a ``Breaker`` (throttle.py,
+HELM's path's), a judge that left ``threshold`` prompts in a row unanswered (timeouts, lost connections, server
+errors to the end) fails its next calls at once until one probe gets through,
 so a judge that died mid-run costs seconds per note, not ``judge_max_wait``; a timeout while the judge answered
 other calls is its load, never counted. The client is made with ``max_retries=0``. Duck-typed, so no SDK is
 imported: an error is read by its class names and ``status_code``. Each failure begins with its kind
@@ -50,6 +52,12 @@ class Budget:
     timeout_retries: int = CallSettings.timeout_retries
     repeat_limit: int = CallSettings.repeat_limit
     retry_base: float = CallSettings.retry_base
+    max_wait: float | None = None  # judge_max_wait, named in the failure of a judgment its deadline ended
+
+    def past_deadline(self) -> str:
+        """The failure of a judgment whose deadline came before a reply (an exchange cut there, or none begun)."""
+        bound = f" ({self.max_wait:g} s)" if self.max_wait is not None else ""
+        return f"{GAVE_UP_WAITING} within judge_max_wait{bound}: no verdict by then"
 
 
 @dataclass(frozen=True)
@@ -99,8 +107,12 @@ async def attempt(
         closed = health.admit()
         if closed is not None:
             return Failure(closed)
+        limit = min(budget.timeout, budget.deadline - clock())  # judge_timeout, or what is left of the judgment
+        if limit <= 0:
+            health.released()
+            return Failure(budget.past_deadline())
         try:
-            reply = await asyncio.wait_for(create(), budget.timeout)
+            reply = await asyncio.wait_for(create(), limit)
         except asyncio.CancelledError:
             health.released()
             raise
@@ -110,6 +122,11 @@ async def attempt(
             health.answered()
             return reply
         kind, status, failure = kind_of(fault), status_of(fault), failure_of(fault, scrub)
+        if kind == "timeout" and limit < budget.timeout:
+            # The judgment's deadline cut the exchange, not judge_timeout: its failure, and no word on the judge's
+            # health (it had less than judge_timeout to answer).
+            health.released()
+            return Failure(budget.past_deadline())
         health.told(kind, failure)
         if kind == "final" or (final_if is not None and status is not None and final_if(str(fault))):
             return Failure(failure, status)
@@ -129,6 +146,8 @@ async def attempt(
             wait = asked
         elif kind == "rate_limited":
             wait = backoff(retries, RATE_LIMIT_BASE, cap=RATE_LIMIT_CAP)
+        elif kind == "timeout":
+            wait = 0.0  # the timeout was the wait: the server had judge_timeout to answer
         else:
             wait = backoff(retries, budget.retry_base)
         if clock() + wait > budget.deadline:

@@ -98,7 +98,7 @@ class AsyncJudge:
         """One turn, in the judge's current format; a refused format moves this call, and the judge's later ones,
         to the next (``FormatChoice``: safe when calls run at once; a later 500 is the server's, not the
         format's, once a format worked)."""
-        budget = Budget(self.settings.timeout, deadline)
+        budget = Budget(self.settings.timeout, deadline, max_wait=self.settings.max_wait)
         index = self.formats.first()
         while True:
             mode = self.formats.forms[index]

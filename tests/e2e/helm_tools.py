@@ -109,8 +109,14 @@ def kill_helm_run_once(args: list[str], cwd: Path, env: dict[str, str], reached:
         proc.wait(timeout=60)
 
 
+HELM_SITE = Path(__file__).resolve().parent / "helm_site"
+"""On the PYTHONPATH of every HELM binary the tests run: HELM's prompt truncation for the offline ``simple/model1``
+in log time instead of quadratic (helm_site/sitecustomize.py says why; test_helm_site.py checks it cuts as HELM)."""
+
+
 def user_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MTSAMPLES_", "OPENAI_", "JUDGE_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HELM_SITE), env.get("PYTHONPATH", "")]))
     env.update(extra)
     return env
 

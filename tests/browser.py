@@ -23,5 +23,5 @@ def require_chromium() -> None:
     if not Path(CHROMIUM).exists():
         pytest.fail(
             "Debian's Chromium is needed for the browser check: `apt-get install -y chromium` "
-            "(`.ci/run` installs it; see README, 'Run the tests')."
+            "(the README's test command installs it: see 'Run the tests')."
         )

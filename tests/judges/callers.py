@@ -14,8 +14,9 @@ from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
 from helm_mtsamples_ext.common.secrets import PLACEHOLDER_KEY, mask
 from helm_mtsamples_ext.judges.core.endpoint_keys import key_settings
+from helm_mtsamples_ext.judges.core.judgment import Judgment
 from helm_mtsamples_ext.judges.core.settings import CallSettings
-from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeCaller
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeCaller
 from helm_mtsamples_ext.judges.helm_calls.endpoints import endpoint_host, register_endpoint_deployment
 from tests.servers.judge import JudgeServer
 
@@ -50,6 +51,6 @@ def target(caller: JudgeCaller, server_url: str, model: str) -> JudgeTarget:
 
 def judge_once(
     tmp_path: Path, server: JudgeServer, model: str, prompt: str = SHORT, timeout: float = 10.0, key: str | None = None
-) -> CallOutcome:
+) -> Judgment:
     caller = make_caller(tmp_path / "cache", server.base_url, key, timeout)
     return caller.call(target(caller, server.base_url, model), prompt)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from helm_mtsamples_ext.judges.core.judgment import Judgment
 from helm_mtsamples_ext.judges.helm_calls.cache_gate import REPLY_CAP, STORED_REPLY_CAP
-from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeAccessError
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeAccessError
 from tests.judges.callers import FIXED, KEY, SHORT, judge_once, make_caller, target
 from tests.servers.judge import Behaviour, JudgeServer
 
@@ -233,6 +234,6 @@ def test_running_out_of_memory_reading_a_reply_is_named_never_no_verdict(monkeyp
         raise MemoryError
 
     monkeypatch.setattr(reading, "parse_verdict", exhausted)
-    outcome = CallOutcome()
+    outcome = Judgment()
     assert call._read_reply(outcome, Sent("ok", text="{}"), None, (), 512) is None
     assert (outcome.verdict, outcome.failure) == (None, OUT_OF_MEMORY)

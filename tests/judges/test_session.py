@@ -10,8 +10,9 @@ from helm.common.cache_backend_config import SqliteCacheBackendConfig
 
 from helm_mtsamples_ext.common.panel import JudgeSpec
 from helm_mtsamples_ext.common.run_entry_args import RunEntryArgs
+from helm_mtsamples_ext.judges.core.judgment import Judgment
 from helm_mtsamples_ext.judges.core.settings import CallSettings
-from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeAccessError
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeAccessError
 from helm_mtsamples_ext.judges.helm_calls.session import JudgingSession
 
 pytestmark = pytest.mark.helm
@@ -41,7 +42,7 @@ def test_a_named_failure_takes_the_place_of_a_call(session: JudgingSession) -> N
     """A judge whose batch request failed is recorded with that failure; the others are called."""
     calls = session.calls(("prompt", ("answer",)), {"b": "batch request failed"})
     assert [endpoint for endpoint, _ in calls] == [session.judges[0].endpoint] * 2
-    assert calls[1][1]() == CallOutcome(failure="batch request failed")
+    assert calls[1][1]() == Judgment(failure="batch request failed")
 
 
 def test_a_fatal_failure_ends_the_run_before_the_next_note(session: JudgingSession) -> None:

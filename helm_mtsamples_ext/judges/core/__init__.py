@@ -10,6 +10,7 @@ __all__ = [
     "endpoint_keys",
     "format_order",
     "health",
+    "judgment",
     "prompt",
     "question",
     "reachability",

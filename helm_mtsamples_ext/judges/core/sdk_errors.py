@@ -33,4 +33,5 @@ def kind_of(error: BaseException) -> str:
         return "server"
     return "final"
 
+
 __all__ = ["RETRIED_STATUS", "kind_of", "status_of"]

@@ -16,13 +16,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from helm_mtsamples_ext.common.failure_kinds import reply_too_long
-from helm_mtsamples_ext.common.record import JudgeEntry
+from helm_mtsamples_ext.judges.core.judgment import Judgment
 from helm_mtsamples_ext.judges.core.prompt import REPAIR_INSTRUCTION
-from helm_mtsamples_ext.judges.core.reply.reading import entry_of, read_reply
-from helm_mtsamples_ext.judges.core.reply.verdict import Verdict
+from helm_mtsamples_ext.judges.core.reply.reading import read_reply
+from helm_mtsamples_ext.judges.core.reply.served_model import ServedModel
 from helm_mtsamples_ext.judges.core.settings import REPLY_CAP, STORED_REPLY_CAP
 
-__all__ = ["Exchange", "Messages", "Send", "Turns", "judge_turns"]
+__all__ = ["Exchange", "Messages", "Send", "judge_turns"]
 
 Messages = list[dict[str, str]]
 """A turn's chat messages in OpenAI's shape (``role``, ``content``); a door converts them to its own."""
@@ -50,55 +50,18 @@ Send = Callable[[Messages, int], Awaitable[Exchange]]
 """A door's one turn: the messages and the reply's token budget in, what came back out."""
 
 
-@dataclass
-class Turns:
-    """The judgment the turns came to, and what they cost."""
-
-    verdict: Verdict | None = None
-    failure: str | None = None
-    raw_reply: str | None = None
-    structured: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    reported_model: str | None = None
-    system_fingerprint: str | None = None
-
-    def count(self, exchange: Exchange) -> None:
-        for mine in ("tokens_in", "tokens_out"):
-            more = getattr(exchange, mine)
-            if more is not None:
-                setattr(self, mine, (getattr(self, mine) or 0) + more)
-        self.structured = exchange.mode or self.structured
-        self.reported_model = exchange.reported_model or self.reported_model
-        self.system_fingerprint = exchange.system_fingerprint or self.system_fingerprint
-
-    def entry(self, scrub: Callable[[str], str], **extra: object) -> JudgeEntry:
-        """The record's entry for this judge (a key the reply repeats scrubbed)."""
-        tokens = None if self.tokens_in is None else self.tokens_in + (self.tokens_out or 0)
-        return entry_of(
-            self.verdict,
-            self.failure,
-            self.raw_reply,
-            scrub,
-            structured=self.structured,
-            tokens=tokens,
-            tokens_in=self.tokens_in,
-            tokens_out=self.tokens_out,
-            reported_model=self.reported_model,
-            system_fingerprint=self.system_fingerprint,
-            **extra,
-        )
-
-
-async def judge_turns(send: Send, prompt: str, untrusted: Sequence[str], max_tokens: int, repair_turns: int) -> Turns:
+async def judge_turns(
+    send: Send, prompt: str, untrusted: Sequence[str], max_tokens: int, repair_turns: int
+) -> Judgment:
     """Ask ``send`` for a verdict on ``prompt`` until one counts, a failure ends it, or the repair turns are spent.
     ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
-    turns = Turns()
+    turns = Judgment()
     messages: Messages = [{"role": "user", "content": prompt}]
     previous: str | None = None
     for _ in range(1 + repair_turns):
         got = await send(messages, max_tokens)
-        turns.count(got)
+        turns.count(None, got.tokens_in, got.tokens_out, _served(turns.served, got))
+        turns.structured = got.mode or turns.structured
         if got.failure is not None:  # nothing to read, and another turn would get nothing again (as call.py)
             turns.failure = got.failure
             turns.raw_reply = got.text[:REPLY_CAP] or turns.raw_reply
@@ -118,4 +81,12 @@ async def judge_turns(send: Send, prompt: str, untrusted: Sequence[str], max_tok
             {"role": "assistant", "content": got.text[:REPLY_CAP]},
             {"role": "user", "content": REPAIR_INSTRUCTION},
         ]
+    turns.tokens = None if turns.tokens_in is None else turns.tokens_in + (turns.tokens_out or 0)
     return turns
+
+
+def _served(before: ServedModel, got: Exchange) -> ServedModel:
+    """The model the server said it ran, field by field: a reply naming one of them keeps the other's last word."""
+    reported = got.reported_model or before.reported_model
+    fingerprint = got.system_fingerprint or before.system_fingerprint
+    return ServedModel(reported, fingerprint, before.loaded_model) if reported or fingerprint else before

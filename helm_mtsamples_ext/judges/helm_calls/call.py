@@ -36,11 +36,10 @@ from helm.common.request import Request
 from helm_mtsamples_ext.common.panel import JudgeTarget
 from helm_mtsamples_ext.helm_host.compat import ensure_deployment
 from helm_mtsamples_ext.judges.core.capacity import ServerFacts, probe_server
+from helm_mtsamples_ext.judges.core.judgment import Judgment
 from helm_mtsamples_ext.judges.core.prompt import REPAIR_INSTRUCTION
 from helm_mtsamples_ext.judges.core.reachability import check_endpoint
 from helm_mtsamples_ext.judges.core.reply.reading import read_reply
-from helm_mtsamples_ext.judges.core.reply.served_model import NOT_REPORTED, ServedModel
-from helm_mtsamples_ext.judges.core.reply.verdict import Verdict
 from helm_mtsamples_ext.judges.core.settings import REPLY_CAP, CallSettings
 from helm_mtsamples_ext.judges.core.throttle import Breaker, EndpointGate
 from helm_mtsamples_ext.judges.helm_calls.attempts import JudgeAccessError, Turn, TurnAttempts
@@ -52,36 +51,11 @@ from helm_mtsamples_ext.judges.helm_calls.outcome import Sent, classify
 from helm_mtsamples_ext.judges.helm_calls.pace import Pace
 from helm_mtsamples_ext.judges.helm_calls.readiness import EndpointReadiness
 
-__all__ = ["CallOutcome", "JudgeAccessError", "JudgeCaller", "classify"]
-
-
-@dataclass
-class CallOutcome:
-    verdict: Verdict | None = None
-    failure: str | None = None
-    raw_reply: str | None = None
-    tokens: int | None = None
-    structured: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    served: ServedModel = NOT_REPORTED
-
-    def count(self, sent: Sent) -> None:
-        """Add a turn's tokens to the call's; the model the last reply that named one ran (the verdict's)."""
-        self.tokens = _plus(self.tokens, sent.tokens)
-        self.tokens_in = _plus(self.tokens_in, sent.tokens_in)
-        self.tokens_out = _plus(self.tokens_out, sent.tokens_out)
-        if sent.served != NOT_REPORTED:
-            self.served = sent.served
-
-
-def _plus(total: int | None, more: int | None) -> int | None:
-    """Token counts over a call's turns (None until a server reported any)."""
-    return more if total is None else total + (more or 0)
+__all__ = ["JudgeAccessError", "JudgeCaller", "classify"]
 
 
 def _read_reply(
-    outcome: CallOutcome, sent: Sent, mode: str | None, untrusted: Sequence[str], max_tokens: int
+    outcome: Judgment, sent: Sent, mode: str | None, untrusted: Sequence[str], max_tokens: int
 ) -> int | None:
     """Read a turn's reply into ``outcome`` (reply/reading.py's rules); the max_tokens of a repair turn, or None
     when the call is over. A reply cut at max_tokens gets twice as many."""
@@ -213,17 +187,17 @@ class JudgeCaller:
 
     # ------------------------------------------------------------ one call
 
-    def call(self, target: JudgeTarget, prompt: str, untrusted: Sequence[str] = ()) -> CallOutcome:
+    def call(self, target: JudgeTarget, prompt: str, untrusted: Sequence[str] = ()) -> Judgment:
         """The judge's verdict, or why there is none. Raises JudgeAccessError when the run must stop.
 
         ``untrusted`` are the prompt's texts a verdict is never read from (the candidate answer, the note)."""
         settings = self.settings
         turn = Turn(prompt, None, settings.max_tokens, self._clock() + settings.max_wait, settings.explanation_cap)
-        outcome = CallOutcome()
+        outcome = Judgment()
         previous: str | None = None
         for _ in range(1 + self.settings.repair_turns):
             sent, mode = self._send(target, turn)
-            outcome.count(sent)
+            outcome.count(sent.tokens, sent.tokens_in, sent.tokens_out, sent.served)
             if sent.kind != "ok":
                 outcome.failure = self._scrub(sent.error)
                 outcome.raw_reply = clip(self._scrub(sent.text)) if sent.text else outcome.raw_reply

@@ -18,8 +18,9 @@ from helm_mtsamples_ext.common.outside_text import encodable_text
 from helm_mtsamples_ext.common.panel import JudgeSpec, JudgeTarget
 from helm_mtsamples_ext.common.record import NoteRecord
 from helm_mtsamples_ext.common.secrets import mask
+from helm_mtsamples_ext.judges.core.judgment import Judgment
 from helm_mtsamples_ext.judges.core.settings import CallSettings
-from helm_mtsamples_ext.judges.helm_calls.call import CallOutcome, JudgeCaller
+from helm_mtsamples_ext.judges.helm_calls.call import JudgeCaller
 from helm_mtsamples_ext.judges.helm_calls.deployments import judge_target
 from helm_mtsamples_ext.judges.helm_calls.entries import note_record
 from helm_mtsamples_ext.judges.helm_calls.fanout import FanOut
@@ -29,7 +30,7 @@ from helm_mtsamples_ext.judges.helm_calls.progress import ticker
 Question = tuple[str, tuple[str, ...]]
 """(the judge prompt, the texts in it no verdict is read from): what the panel is asked about one note."""
 
-Call = tuple[str, Callable[[], CallOutcome]]
+Call = tuple[str, Callable[[], Judgment]]
 
 
 def kept_text(secrets: tuple[str, ...], text: str) -> str:
@@ -76,7 +77,7 @@ class JudgingSession:
         prompt, untrusted = question
         failed = failures or {}
         return [
-            (judge.endpoint, partial(CallOutcome, failure=failed[judge.name]))
+            (judge.endpoint, partial(Judgment, failure=failed[judge.name]))
             if judge.name in failed
             else (judge.endpoint, partial(self.caller.call, judge, prompt, untrusted))
             for judge in self.judges

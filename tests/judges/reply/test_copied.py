@@ -146,3 +146,32 @@ def test_own_words_beside_a_quote_are_what_the_word_floor_counts() -> None:
     assert parsed is not None
     assert {dim: d.score for dim, d in parsed.dimensions.items()} == {**OWN_SCORES, "accuracy": None}
     assert parsed.invalid["accuracy"].startswith("explanation is not the judge's own words: 1 word of its own")
+
+
+def test_the_automata_of_a_runs_notes_in_flight_are_kept_and_their_size_is_bounded() -> None:
+    """48 calls in flight are 16 notes of 3 judges: their notes' and answers' automata stay built (a 16-text cache
+    rebuilt one per call), while what is kept never passes CACHED_CHARACTERS, and a text larger than all of it is
+    built for its call and not kept."""
+    from helm_mtsamples_ext.judges.core.reply.copied import CACHED_CHARACTERS, _Automaton, _SizedCache
+
+    built: list[str] = []
+
+    def build(text: str) -> _Automaton:
+        built.append(text)
+        return _Automaton(text)
+
+    cache = _SizedCache(build, CACHED_CHARACTERS)
+    texts = [f"note {i}: " + "the patient tolerated the procedure well. " * 80 for i in range(64)]  # ~3.4 KB each
+    for _ in range(3):  # each judge of each note, in turn
+        for text in texts:
+            cache(text)
+    assert len(built) == len(texts), "every text built once, then found"
+    assert cache.kept()[0] == len(texts)
+    huge = "x" * (CACHED_CHARACTERS + 1)
+    cache(huge)
+    cache(huge)
+    assert built.count(huge) == 2 and cache.kept()[1] <= CACHED_CHARACTERS
+    for i in range(200):  # many more texts than fit: the oldest go, the total stays bounded
+        cache(f"other {i} " + "y" * 5000)
+    assert cache.kept()[1] <= CACHED_CHARACTERS and cache.kept()[0] < 200
+    assert copied_spans("It says the patient tolerated the procedure well today.", (texts[0],))

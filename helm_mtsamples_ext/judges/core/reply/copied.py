@@ -22,13 +22,17 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Generic, TypeVar
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.judges.core.reply.normalise import normalise, normalised
+
+T = TypeVar("T")
 
 MIN_QUOTE_WORDS = 4
 """Words (other than the verdict's key names) a copied stretch must hold to be masked."""
@@ -90,11 +94,47 @@ class _Automaton:
                 yield end - matched, end
 
 
-@lru_cache(maxsize=16)
-def _automaton(text: str) -> _Automaton:
-    """Built once per untrusted text: every judge of a note, and every turn, reads against the same note and answer.
-    About 400 bytes per character of text (8 MB for a 20 KB note), so only the texts of a few notes are kept."""
-    return _Automaton(text)
+CACHED_CHARACTERS = 16 * 20_000
+"""Untrusted text whose automata are kept, in characters: as much as the 16 texts at the default ``answer_cap`` that
+were kept before (about 400 bytes a character, so at most ~130 MB), but counted in characters, so a run's calls in
+flight (48 at once, 16 notes of 3 judges, each note and answer a few KB) find their texts' automata built instead of
+rebuilding one per call, and a text larger than all of it is built for its call and never kept."""
+
+
+class _SizedCache(Generic[T]):
+    """The values built for the texts used most recently, up to ``budget`` characters of text in all; safe across
+    the threads HELM's path judges on (a value is built outside the lock: two threads may build one twice)."""
+
+    def __init__(self, build: Callable[[str], T], budget: int) -> None:
+        self._build, self._budget = build, budget
+        self._items: OrderedDict[str, T] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> T:
+        with self._lock:
+            hit = self._items.get(text)
+            if hit is not None:
+                self._items.move_to_end(text)
+                return hit
+        value = self._build(text)
+        if len(text) <= self._budget:
+            with self._lock:
+                if text not in self._items:
+                    self._items[text], self._size = value, self._size + len(text)
+                    while self._size > self._budget:
+                        old, _ = self._items.popitem(last=False)
+                        self._size -= len(old)
+        return value
+
+    def kept(self) -> tuple[int, int]:
+        """(texts kept, their characters)."""
+        with self._lock:
+            return len(self._items), self._size
+
+
+_automaton = _SizedCache(_Automaton, CACHED_CHARACTERS)
+"""Built once per untrusted text: every judge of a note, and every turn, reads against the same note and answer."""
 
 
 def normalised_forms(untrusted: Sequence[str]) -> list[str]:
@@ -115,9 +155,8 @@ def _forms(untrusted: Sequence[str]) -> list[str]:
     return [form for form in forms if form]
 
 
-@lru_cache(maxsize=16)
-def _normalised_form(text: str) -> str:
-    return normalised(text)
+_normalised_form = _SizedCache(normalised, CACHED_CHARACTERS)
+"""The normalised form of each text kept as its automaton is (a few bytes a character)."""
 
 
 def _maximal(matches: Iterable[tuple[int, int]]) -> Iterable[tuple[int, int]]:

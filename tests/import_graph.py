@@ -26,7 +26,8 @@ OPTIONAL_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
-    """``tests/judges/test_call.py`` -> ``tests.judges.test_call``; a package's ``__init__`` is the package."""
+    """``tests/judges/helm_calls/test_call.py`` -> ``tests.judges.helm_calls.test_call``; a package's ``__init__`` is
+    the package."""
     parts = list(path.resolve().relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()

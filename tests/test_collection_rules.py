@@ -120,9 +120,9 @@ def test_a_doors_tests_keep_no_helm_marker_rule(tmp_path: Path, graph: Graph) ->
 
 
 def test_a_test_module_importing_another_is_one_line(tmp_path: Path, graph: Graph) -> None:
-    (line,) = rule_breaks(planted(tmp_path, "from tests.judges.test_call import posts\n"), graph)
+    (line,) = rule_breaks(planted(tmp_path, "from tests.judges.helm_calls.test_call import posts\n"), graph)
     planted_at = shown(tmp_path / "test_planted.py")
-    assert line.startswith(f"{planted_at} imports the test module tests.judges.test_call: move")
+    assert line.startswith(f"{planted_at} imports the test module tests.judges.helm_calls.test_call: move")
 
 
 def test_this_suites_helpers_import_no_test_module(graph: Graph) -> None:

@@ -148,7 +148,8 @@ WRITTEN = {
     "helm's call error": ("call error: no completion returned", SERVER_ERROR),
     "same verdict": (f"{SAME_VERDICT}: the same scores and explanations given to 3 different answers", SAME_VERDICT),
 }
-"""A failure as each writer of the judging core makes it (HELM's path's own: tests/judges/test_outcome.py), and its
+"""A failure as each writer of the judging core makes it (HELM's path's own:
+tests/judges/helm_calls/test_outcome.py), and its
 kind."""
 
 

@@ -43,7 +43,7 @@ from tests.synthetic_notes import SyntheticNotes
 REPO = Path(__file__).resolve().parents[2]
 TEST_VENVS = {".venv": "crfm", ".venv-medhelm": "medhelm"}
 DOOR_VENVS = {".venv-verifiers": "verifiers", ".venv-inspect": "inspect"}
-"""A door's venv: its extra and ``test``, no HELM (and no ``dev``: lint and types run in the first HELM's venv)."""
+"""A door's venv: its extra and ``test``, no HELM (and no ``dev``: lint and types run beside the first HELM)."""
 POSARGS = {"replace": "posargs", "extend": True}
 TEST_RUNS = {
     "crfm": ["python", "-m", "pytest", POSARGS],
@@ -131,12 +131,12 @@ def tox_config() -> dict[str, Any]:
 def test_ci_runs_the_readmes_one_test_command_and_tox_runs_every_suite() -> None:
     """One line installs tox and runs every environment; each HELM and each door gets its venv (where the docs name
     it), its extra, and its selection, the second HELM running only the tests marked ``helm`` or ``e2e``; lint runs
-    in the first HELM's venv; the doors run before the HELMs; .ci/run runs the line, installs and tests nothing."""
+    beside the first HELM, in a venv of its own; the doors run before the HELMs; .ci/run runs the line, installs and
+    tests nothing itself."""
     (command,) = TEST_BLOCK.commands
     assert command == ci.test_command()
-    assert re.fullmatch(
-        r"python3 -m venv (\S+) && \1/bin/pip install 'tox>=[\d.]+,<5' && \1/bin/tox run-parallel -p all", command
-    )
+    tox_line = r"python3 -m venv (\S+) && \1/bin/pip install 'tox>=[\d.]+,<5' 'tox-uv>=[\d.]+,<2' && \1/bin/tox "
+    assert re.fullmatch(tox_line + "run-parallel -p all", command)
     tox = tox_config()
     envs: dict[str, dict[str, Any]] = tox["env"]
     assert sorted(tox["env_list"]) == sorted(envs) == sorted([*TEST_RUNS, "lint"])
@@ -151,10 +151,8 @@ def test_ci_runs_the_readmes_one_test_command_and_tox_runs_every_suite() -> None
             assert set(DOOR_VENVS.values()) <= set(env["depends"]), "the doors' env server races the e2e tests' ports"
     lint = envs["lint"]
     assert lint["commands"] == LINT
-    assert {k: lint[k] for k in ("env_dir", "extras", "constraints")} == {
-        k: envs["crfm"][k] for k in ("env_dir", "extras", "constraints")
-    }
-    assert "lint" in envs["crfm"]["depends"], "lint and crfm share .venv: one after the other"
+    assert {k: lint[k] for k in ("extras", "constraints")} == {k: envs["crfm"][k] for k in ("extras", "constraints")}
+    assert "env_dir" not in lint, "tox rebuilds a venv another environment used: lint's is its own"
     run = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if not line.lstrip().startswith("#")]
     assert not [line for line in run if re.search(r"\b(pip|pytest|tox) ", line)], ".ci/run runs the README's line"
     assert any("python3 .ci/readme_commands.py" in line for line in run)

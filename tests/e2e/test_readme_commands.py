@@ -135,7 +135,7 @@ def test_ci_runs_the_readmes_one_test_command_and_tox_runs_every_suite() -> None
     tests nothing itself."""
     (command,) = TEST_BLOCK.commands
     assert command == ci.test_command()
-    tox_line = r"python3 -m venv (\S+) && \1/bin/pip install 'tox>=[\d.]+,<5' 'tox-uv>=[\d.]+,<2' && \1/bin/tox "
+    tox_line = r"python3 -m venv (\S+) && \1/bin/pip install 'tox>=[\d.]+,<5' && \1/bin/tox "
     assert re.fullmatch(tox_line + "run-parallel -p all", command)
     tox = tox_config()
     envs: dict[str, dict[str, Any]] = tox["env"]

@@ -17,11 +17,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from helm_mtsamples_ext.data.notes import DataError
 from tests.collection_rules import pytest_collection_modifyitems  # noqa: F401  (the markers' rules, checked)
 from tests.pinned_notes import NotesUnavailable, locate_pinned_notes
 from tests.synthetic_notes import SyntheticNotes, write_synthetic_notes
+
+settings.register_profile("untimed", deadline=None)
+settings.load_profile("untimed")
+"""Tests never time things: Hypothesis's per-example deadline (200 ms) failed a property test whose first example
+took 1.06 s on a loaded 2-core CI machine. Each example's assertions are what a property test checks."""
 
 SESSION_MIRROR_LIFETIME = 4 * 3600.0
 """A bound on the session mirror's serve loop, beyond any test session."""

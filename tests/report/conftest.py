@@ -1,4 +1,5 @@
-"""The main synthetic suite's report (tests/report/suites.py), built once for every test that reads it."""
+"""Reports built once for every test that reads them: the main synthetic suite's (tests/report/suites.py), and the
+review pages of one- and three-judge panels (the review's data tests and its browser tests read the same pages)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.report.reports import run_report
+from tests.report.review_suites import panel_suite
 from tests.report.suites import build_main_suite
 
 
@@ -22,3 +24,15 @@ def main_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     with contextlib.redirect_stdout(stdout):
         assert run_report(output, out) == 0
     return out, stdout.getvalue()
+
+
+@pytest.fixture(scope="session")
+def one_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """report.html of a one-judge panel (review_suites.panel_suite); read, never written, by its tests."""
+    return panel_suite(tmp_path_factory.mktemp("one"), ["judge-one"])
+
+
+@pytest.fixture(scope="session")
+def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """report.html of a three-judge panel."""
+    return panel_suite(tmp_path_factory.mktemp("three"), ["judge-one", "judge-two", "judge-three"])

@@ -29,7 +29,6 @@ from tests.report.review_suites import (
     EXPECTED_ORDER,
     EXPLANATION_SCRIPT,
     NOTE_SCRIPT,
-    panel_suite,
     review_suite,
 )
 
@@ -118,16 +117,6 @@ def test_failed_judges_do_not_make_a_spread() -> None:
 
 
 # ---------------------------------------------------------------- one judge, three judges, long texts, controls
-
-
-@pytest.fixture(scope="module")
-def one_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return panel_suite(tmp_path_factory.mktemp("one"), ["judge-one"])
-
-
-@pytest.fixture(scope="module")
-def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return panel_suite(tmp_path_factory.mktemp("three"), ["judge-one", "judge-two", "judge-three"])
 
 
 def test_with_one_judge_there_is_no_sort_by_disagreement(one_judge_page: Path) -> None:

@@ -10,23 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from tests.report.review_suites import ANSWER_SCRIPT, EXPECTED_ORDER, NOTE_SCRIPT, panel_suite, review_suite
+from tests.report.review_suites import ANSWER_SCRIPT, EXPECTED_ORDER, NOTE_SCRIPT, review_suite
 from tests.report.suites import NOTES, WEAK
 
 
 @pytest.fixture(scope="module")
 def suite_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return review_suite(tmp_path_factory.mktemp("review"))
-
-
-@pytest.fixture(scope="module")
-def one_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return panel_suite(tmp_path_factory.mktemp("one"), ["judge-one"])
-
-
-@pytest.fixture(scope="module")
-def three_judge_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return panel_suite(tmp_path_factory.mktemp("three"), ["judge-one", "judge-two", "judge-three"])
 
 
 def _shown(page: object) -> list[str]:

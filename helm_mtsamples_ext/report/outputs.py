@@ -30,7 +30,8 @@ FIGURE_NAME = "leaderboard.png"
 TABLES = ("instances", "leaderboard", "pairwise", "by_specialty", "judge_self_preference", "judge_audit",
           "judge_versions", "judge_human_agreement")  # fmt: skip
 REPORT_FILES = (
-    *(f"{t}.csv" for t in TABLES), "instances.parquet", FIGURE_NAME, "report.html", "report.md", EXPORT_DIR
+    *(f"{t}.csv" for t in TABLES), "instances.parquet", FIGURE_NAME, "report.html", "report.md", EXPORT_DIR,
+    "judge_dropout.csv", "rating_plan.csv", "eee",
 )  # fmt: skip
 """Every file the report may write: one this report does not write is not carried over from the previous one (an
 earlier Medmarks export would be stale beside new tables, so a report without ``--export medmarks`` drops it)."""

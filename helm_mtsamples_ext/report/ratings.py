@@ -1,9 +1,14 @@
 """Clinicians' ratings: the `ratings.csv` files the review page exports, read, checked and matched to a suite.
 
-One row per rated answer: `run,instance_id,model,rater,accuracy,completeness,clarity,comment`. `run` is the HELM
-run directory's name, so ratings of one answer under two extraction modes or two judge panels never mix, and
+One row per rated answer:
+`run,instance_id,model,rater,accuracy,completeness,clarity,comment,bad_reference,inclusion_probability`. `run` is the
+HELM run directory's name, so ratings of one answer under two extraction modes or two judge panels never mix, and
 `instance_id` is HELM's instance id. A human reward is the reward's own rule applied to a rater: the mean of
-score/5 over the three dimensions.
+score/5 over the three dimensions. `bad_reference` is 1 when the rater marked the note's reference as not a good
+plan (stats/flagged_references.py reports the rewards without those notes); `inclusion_probability` is the answer's
+chance of being in the rating sample that offered it (rating_sample.py), which the clinician-scale estimate weights
+by. Files written before these two columns existed read unchanged: no flag, and no recorded probability (NaN: the
+estimate treats such ratings as a uniform sample and says so). A bad value in either is an error like a bad score.
 
 Bad input is loud and precise, since a rating round is expensive to redo: a score that is not an integer 1-5
 written in ASCII digits (``²``, ``4.0``, ``4.9999999999999999`` are refused, never rounded), a column named twice,
@@ -39,13 +44,17 @@ from helm_mtsamples_ext.report.rater_names import lookalike_groups, rater_key, s
 
 def header(rubric: Rubric) -> tuple[str, ...]:
     """A ratings file's header for ``rubric``, in order: the answer, the rater, a column per dimension, a comment."""
-    return ("run", "instance_id", "model", "rater", *rubric.dimensions, "comment")
+    return ("run", "instance_id", "model", "rater", *rubric.dimensions, "comment", *OPTIONAL_AT_END)
 
 
+OPTIONAL_AT_END = ("bad_reference", "inclusion_probability")
+"""Columns added after the first exports: last in the header, and optional on reading."""
 COLUMNS = header(RUBRIC)
 """The exported file's header, in order (the review page's Export writes exactly these)."""
-REQUIRED = tuple(column for column in COLUMNS if column not in ("model", "comment"))
-"""The columns a ratings file cannot do without (``model`` and ``comment`` it may leave out)."""
+REQUIRED = tuple(column for column in COLUMNS if column not in ("model", "comment", *OPTIONAL_AT_END))
+"""The columns a ratings file cannot do without (``model``, ``comment`` and the two last it may leave out)."""
+TRUE_WORDS = ("1", "yes", "true")
+FALSE_WORDS = ("", "0", "no", "false")
 ANSWER = ["run", "instance_id"]
 """One rated answer: a model's answer to one note in one run."""
 
@@ -75,6 +84,32 @@ def _score(text: str, where: str, dimension: str) -> int:
             "correct that cell (or re-export the file from the review page)"
         )
     return int(value)
+
+
+def _flag(text: str, where: str) -> bool:
+    value = text.strip().lower()
+    if value not in TRUE_WORDS + FALSE_WORDS:
+        raise RatingsError(
+            f"{where}: bad_reference is {text!r}, but it is 1 (the rater marked the reference as not a good plan) "
+            "or 0 (or blank); correct that cell (or re-export the file from the review page)"
+        )
+    return value in TRUE_WORDS
+
+
+def _probability(text: str, where: str) -> float:
+    value = text.strip()
+    if not value:
+        return float("nan")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not 0 < number <= 1:  # NaN fails too
+        raise RatingsError(
+            f"{where}: inclusion_probability is {text!r}, but it is a number in (0, 1] (the answer's chance of being "
+            "in the rating sample) or blank; correct that cell (or re-export the file from the review page)"
+        )
+    return number
 
 
 def _text(path: Path) -> str:
@@ -130,6 +165,8 @@ def read_file(path: Path) -> pd.DataFrame:
                 raise RatingsError(f"{where}: the rater is empty; every rating names its rater")
             row.update({dim: _score(record.get(dim) or "", where, dim) for dim in DIMENSIONS})
             row["comment"] = encodable_text(record.get("comment") or "")  # a NUL or an escape is no comment
+            row["bad_reference"] = _flag(record.get("bad_reference") or "", where)
+            row["inclusion_probability"] = _probability(record.get("inclusion_probability") or "", where)
             row["source"] = where
             rows.append(row)
     except csv.Error as error:
@@ -153,7 +190,7 @@ def read_ratings(paths: Sequence[Path]) -> pd.DataFrame:
             f"rater {first['rater']!r} rated {first['instance_id']} of run {first['run']} more than once "
             f"({', '.join(places['source'])}); keep one row per rater and answer (the latest export holds them all)"
         )
-    return table.astype({dim: int for dim in DIMENSIONS})
+    return table.astype({**{dim: int for dim in DIMENSIONS}, "bad_reference": bool, "inclusion_probability": float})
 
 
 def _no_rows() -> pd.DataFrame:

@@ -129,3 +129,63 @@ def test_rows_of_other_runs_or_notes_are_left_out_and_named(tmp_path: Path) -> N
         f"{path}:3: note id_n9.txt is not in run {RUN}",
         f"{path}:4: run mtsamples_procedures:model=other is not in the suite",
     ]
+
+
+OLD_HEADER = "run,instance_id,model,rater,accuracy,completeness,clarity,comment"
+"""The header of files exported before the bad-reference flag and the inclusion probability were recorded."""
+
+
+def test_the_header_ends_with_the_bad_reference_flag_and_the_inclusion_probability() -> None:
+    assert HEADER == OLD_HEADER + ",bad_reference,inclusion_probability"
+
+
+def test_the_flag_and_the_probability_read_as_bool_and_float(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "a.csv",
+        f"{RUN},id_n1.txt,m,Dr A,5,4,3,,1,0.25",
+        f"{RUN},id_n2.txt,m,Dr A,5,4,3,,0,1",
+        f"{RUN},id_n3.txt,m,Dr A,5,4,3,,yes,",
+        f"{RUN},id_n4.txt,m,Dr A,5,4,3,,,",
+    )
+    table = read_ratings([path])
+    assert table["bad_reference"].tolist() == [True, False, True, False]
+    assert table["bad_reference"].dtype == bool and table["inclusion_probability"].dtype == float
+    assert table["inclusion_probability"].tolist()[:2] == [0.25, 1.0]
+    assert table["inclusion_probability"].iloc[2:].isna().all()
+
+
+def test_an_older_file_without_the_two_columns_reads_unchanged(tmp_path: Path) -> None:
+    old = write(tmp_path / "old.csv", f"{RUN},id_n1.txt,m,Dr A,5,4,3,fine", header=OLD_HEADER)
+    table = read_ratings([old])
+    assert table[["accuracy", "comment", "bad_reference"]].values.tolist() == [[5, "fine", False]]
+    assert table["inclusion_probability"].isna().all()
+    instances = pd.DataFrame({"run": [RUN], "note_id": ["id_n1.txt"], "judge": ["j1"]})
+    matched = match(table, instances).ratings
+    assert matched["bad_reference"].tolist() == [False] and matched["inclusion_probability"].isna().all()
+
+
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        ("2,0.5", "bad_reference is '2', but it is 1"),
+        ("maybe,0.5", "bad_reference is 'maybe', but it is 1"),
+        ("1,0", "inclusion_probability is '0', but it is a number in (0, 1]"),
+        ("1,1.5", "inclusion_probability is '1.5', but it is a number in (0, 1]"),
+        ("1,nan", "inclusion_probability is 'nan', but it is a number in (0, 1]"),
+        ("1,half", "inclusion_probability is 'half', but it is a number in (0, 1]"),
+    ],
+)
+def test_a_bad_flag_or_probability_is_one_line_naming_file_line_and_fix(
+    tmp_path: Path, cells: str, message: str
+) -> None:
+    path = write(tmp_path / "a.csv", f"{RUN},id_n1.txt,m,Dr A,5,4,3,,1,0.5", f"{RUN},id_n2.txt,m,Dr A,5,4,3,,{cells}")
+    with pytest.raises(RatingsError, match=re.escape(f"{path}:3: {message}")) as raised:
+        read_ratings([path])
+    assert "\n" not in str(raised.value) and "re-export the file" in str(raised.value)
+
+
+def test_neutralised_cells_in_the_new_columns_read_back(tmp_path: Path) -> None:
+    """The page's Export neutralises every cell; the comment before the two new columns still round-trips."""
+    path = write(tmp_path / "a.csv", f'{RUN},id_n1.txt,m,Dr A,5,4,3,"\'=1+1",1,0.5')
+    table = read_ratings([path])
+    assert table[["comment", "bad_reference", "inclusion_probability"]].values.tolist() == [["=1+1", True, 0.5]]

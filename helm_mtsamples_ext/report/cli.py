@@ -39,7 +39,8 @@ from helm_mtsamples_ext.data.example_ids import example_ids
 from helm_mtsamples_ext.data.notes import DataError
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.door_results import door_lines, read_door_runs, summarize
-from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ExportError, ModelExport, build_export
+from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ExportError, ModelExport, build_export, summary
+from helm_mtsamples_ext.report.medmarks_readme import EXPORT_TABLE
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
 from helm_mtsamples_ext.report.rating_sample import RatingRound, answers_table
@@ -180,12 +181,14 @@ def _report(
     medmarks: list[ModelExport] | None = None
     if args.export == "medmarks":
         try:  # before anything is written: a refused export leaves the previous report as it was
-            medmarks = build_export(data.instances, example_ids(resolve_manifest()))
+            medmarks = build_export(data.instances, example_ids(resolve_manifest()), prices)
         except (ExportError, DataError) as error:
             progress.say(f"error: --export medmarks: {error}")
             return None
     progress.step("tables")
     tables = build_tables(data.instances, settings, ratings, prices)
+    if medmarks is not None:  # report.md's Medmarks section: the command per panel, what it cannot rank
+        tables[EXPORT_TABLE] = summary(data.instances, medmarks)
     for judge in unpriced(data.instances, prices) if prices else []:
         progress.say(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing")
     out: Path = args.out or report_path(args.output_path, args.suite)
@@ -198,6 +201,8 @@ def _report(
     write_report(tables, out, args.suite, data.problems, settings_text, sample, progress, medmarks)
     if medmarks is not None:
         progress.say(f"Medmarks export written to {out / EXPORT_DIR}/ (one env_index.json per panel)")
+        for line in tables[EXPORT_TABLE]["line"].dropna():
+            progress.say(line)
     return tables, out
 
 

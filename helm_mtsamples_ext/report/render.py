@@ -14,6 +14,7 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
+from helm_mtsamples_ext.report.medmarks_readme import EXPORT_TABLE, export_markdown
 from helm_mtsamples_ext.report.pairwise_render import pairwise_markdown
 from helm_mtsamples_ext.report.report_text import MISSING, intervals, markdown_table, num, percent
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
@@ -153,6 +154,7 @@ def markdown_report(
     lines += ["", "## Reward by specialty", "", markdown_table(_specialty_display(tables["by_specialty"])), ""]
     if problems:
         lines += ["## Runs that could not be read", ""] + [f"- {markdown(p)}" for p in problems] + [""]
+    lines += export_markdown(tables.get(EXPORT_TABLE))  # with --export medmarks
     lines += [
         "## How these numbers are made",
         "",

@@ -8,16 +8,25 @@ from pathlib import Path
 
 import pytest
 
-from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV
+from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV, resolve_manifest
+from helm_mtsamples_ext.data.example_ids import example_ids
 from tests.report.medmarks_suite import PANEL_DIR, build_medmarks_suite
 from tests.report.reports import run_report
 
 
-def export_suite(output: Path) -> Path:
-    """Build the suite under ``output``, run the report with ``--export medmarks`` and return the panel's
-    export directory (the one ``env_index.json`` is in)."""
+def expected_ids(manifest: Path) -> dict[str, str]:
+    """Each note's ``example_id`` as the export must write it: the id rule's (data/example_ids.py) for the suite's
+    manifest, as a string."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(MANIFEST_ENV, str(manifest))
+        return {name: str(number) for name, number in example_ids(resolve_manifest()).items()}
+
+
+def export_suite(output: Path, *extra: str) -> Path:
+    """Build the suite under ``output``, run the report with ``--export medmarks`` (and ``extra`` arguments) and
+    return the panel's export directory (the one ``env_index.json`` is in)."""
     manifest = build_medmarks_suite(output)
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(io.StringIO()):
         patch.setenv(MANIFEST_ENV, str(manifest))
-        assert run_report(output, output / "report", "--export", "medmarks") == 0
+        assert run_report(output, output / "report", "--export", "medmarks", *extra) == 0
     return output / "report" / "medmarks" / PANEL_DIR

@@ -1,22 +1,34 @@
 """A small suite for the Medmarks export tests: two models, one note unjudged for one of them, a hostile answer.
 
-Rewards (judge reward = sum/15, note reward = mean over the judges that gave one):
+Rewards (judge reward = sum/15, note reward = mean over the judges that gave one); every judge that scored
+counted 100 tokens in and 20 out (``TOKENS_IN`` / ``TOKENS_OUT``), a failed judge none:
 
-  note  manifest index   alpha: j1 / j2 -> note     beta: j1 / j2 -> note
+  note  manifest place  alpha: j1 / j2 -> note     beta: j1 / j2 -> note
   n3    0                555 / 555 -> 1.0            333 / 333 -> .6
   n1    1                555 / 444 -> .9 (hostile)   222 / 222 -> .4
   n2    2                444 / 444 -> .8             both failed -> unjudged (null)
   n4    3                555 / 555 -> 1.0            444 / 333 -> .7
 
-alpha beats beta on every note both have. The manifest lists the notes out of name order (n3 first), so an id
-that followed the file names' order, or the order of the run, would show.
+alpha beats beta on every note both have. The manifest lists the notes out of name order (n3 first); each note's
+id is the one data/example_ids.py gives it for this manifest, which the tests ask it for
+(tests/report/medmarks_export.py's ``expected_ids``), the same for both models.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed, ok
+from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed
+from tests.report.suites import ok as scored
+
+TOKENS_IN, TOKENS_OUT = 100, 20
+
+
+def ok(accuracy: int, completeness: int, clarity: int) -> dict[str, Any]:
+    """A judge record that parsed, with its tokens in and out counted apart."""
+    return {**scored(accuracy, completeness, clarity), "tokens_in": TOKENS_IN, "tokens_out": TOKENS_OUT}
+
 
 ALPHA = "acme/alpha"
 BETA = "acme/beta"

@@ -19,7 +19,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit import PADDED, REFERENCE, SHUFFLED, TRUNCATED
-from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound, answer_key, choose
+from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound, answer_key
 from helm_mtsamples_ext.stats.controls import control_kind
 from helm_mtsamples_ext.stats.ties import rounded_for_ranks
 
@@ -44,9 +44,10 @@ ANSWER_FIELDS = ("note", "run", "model", "panel", "control", "head", "rest", "si
 JUDGE_FIELDS = ("name", "status", "reward", "failure", "scores", "explanations")
 """A judge's verdict on one answer: ``scores`` holds a valid score or null per dimension, ``explanations`` a text
 per dimension, ``reward`` a number or null; the rest are texts."""
-RATING_FIELDS = ("answer", "shared", "key")
+RATING_FIELDS = ("answer", "shared", "key", "inclusion_probability")
 """An answer offered for rating, in the order raters start with: its position in ``answers``, whether every rater
-gets it (0 or 1), and the key its rating is stored under (rating_sample.answer_key; a literal, not a text)."""
+gets it (0 or 1), the key its rating is stored under (rating_sample.answer_key; a literal, not a text), and its
+chance of being in this sample (rating_sample.choose; a number, exported with the rating)."""
 
 
 @dataclass(frozen=True)
@@ -159,15 +160,16 @@ def _answer(note: int, rows: list[dict[str, Any]], text: Strings) -> list[Any]:
 
 
 def _rating(instances: pd.DataFrame, sample: RatingRound, answer_at: dict[tuple[str, str], int]) -> list[list[Any]]:
-    chosen = choose(instances, sample.n, sample.seed, sample.overlap)
+    chosen = sample.chosen(instances)
     texts = instances.groupby(["run", "note_id"], sort=False)["answer"].first()
     return [
         [
             answer_at[(str(run), str(note_id))],
             int(bool(shared)),
             answer_key(str(run), str(note_id), str(texts[(run, note_id)])),
+            float(probability),
         ]
-        for run, note_id, shared in chosen.itertuples(index=False)
+        for run, note_id, shared, probability in chosen.itertuples(index=False)
     ]
 
 

@@ -95,6 +95,7 @@ def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled
                     item.locator(f'fieldset[data-dim="{dim}"] input[value="{score}"]').check()
                 rated.append((item.get_attribute("data-run"), item.get_attribute("data-id")))
             items.nth(0).locator(".rate-comment").fill(COMMENT)
+            items.nth(1).locator(".rate-bad-reference").check()  # "the reference is not a good plan"
             expect(page.locator("#rate-progress")).to_have_text("3 of 6 rated")
             page.screenshot(path=str(tmp_path / "rating.png"))
 
@@ -106,6 +107,8 @@ def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled
             ] == rated
             expect(items.nth(1).locator('fieldset[data-dim="clarity"] input[value="1"]')).to_be_checked()
             expect(items.nth(0).locator(".rate-comment")).to_have_value(COMMENT)
+            expect(items.nth(1).locator(".rate-bad-reference")).to_be_checked()  # kept like the scores
+            expect(items.nth(0).locator(".rate-bad-reference")).not_to_be_checked()
 
             page.uncheck("#rate-blind")  # unblinded on request only
             assert STRONG in _visible_text(page) or WEAK in _visible_text(page)
@@ -124,6 +127,18 @@ def test_a_clinician_rates_blind_reloads_exports_and_the_report_reads_it(sampled
     assert [(r["run"], r["instance_id"]) for r in rows] == rated
     assert [(int(r["accuracy"]), int(r["completeness"]), int(r["clarity"])) for r in rows] == SCORES
     assert {r["rater"] for r in rows} == {RATER} and rows[0]["comment"] == COMMENT
+    assert [r["bad_reference"] for r in rows] == ["0", "1", "0"]
+    html = page_path.read_text(encoding="utf-8")
+    notes = {note["name"]: note["id"] for note in page_data(html).notes}
+    probability = {
+        (item["answer"]["run"], notes[item["answer"]["note"]]): item["inclusion_probability"]
+        for item in page_data(html).rating
+    }
+    assert [float(r["inclusion_probability"]) for r in rows] == [probability[answer] for answer in rated]
+    assert all(0 < p <= 1 for p in probability.values()) and min(probability.values()) < 1  # a sample of 6, not all
+    read = read_ratings([exported])
+    assert read["bad_reference"].tolist() == [False, True, False]
+    assert read["inclusion_probability"].tolist() == [probability[answer] for answer in rated]
 
     report(sampled, tmp_path / "with-ratings", "--ratings", str(exported))
     agreement = pd.read_csv(tmp_path / "with-ratings" / "judge_human_agreement.csv")

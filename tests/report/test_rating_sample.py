@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helm_mtsamples_ext.report.rating_sample import allocate, answers_table, choose
+from helm_mtsamples_ext.report.rating_sample import (
+    STRATA,
+    allocate,
+    allocation_chances,
+    answers_table,
+    capped_probabilities,
+    choose,
+    draw,
+)
 
 
 def pool(
@@ -75,3 +83,75 @@ def test_without_a_sample_size_every_answer_is_offered_to_everyone() -> None:
 )
 def test_unjudged_answers_and_control_runs_are_not_offered(change, left_out: int) -> None:  # type: ignore[no-untyped-def]
     assert len(choose(change(pool()), None, 0, 0.2)) == 40 - left_out
+
+
+def test_the_allocation_chances_are_exact_and_ties_share_the_units_left() -> None:
+    floors, chance = allocation_chances(pd.Series([5, 4, 1]), 4)  # remainders 0, .6, .4: the .6 gets the one left
+    assert floors.tolist() == [2, 1, 0] and chance.tolist() == [0.0, 1.0, 0.0]
+    floors, chance = allocation_chances(pd.Series([5, 5, 5, 5]), 6)  # 1.5 each: two units left, four tied
+    assert floors.tolist() == [1, 1, 1, 1] and chance.tolist() == [0.5] * 4
+
+
+def test_capped_probabilities_sum_to_k_and_take_the_heaviest_for_sure() -> None:
+    pi = capped_probabilities(np.array([1.0, 1.0, 1.0, 1.0, 5.0]), 2)  # 2 x 5/9 > 1: taken; 1 left over four
+    assert pi.tolist() == pytest.approx([0.25, 0.25, 0.25, 0.25, 1.0])
+    assert capped_probabilities(np.array([1.0, 3.0]), 1).tolist() == pytest.approx([0.25, 0.75])
+    assert capped_probabilities(np.array([1.0, 3.0]), 2).tolist() == [1.0, 1.0]
+
+
+def test_the_recorded_inclusion_probability_is_the_chance_each_answer_is_chosen() -> None:
+    """Four strata of five answers, one contested answer in each (weight 5 against four of weight 1); 6 answers:
+    1.5 per stratum, so each stratum draws 1 or 2 with equal chance, and with 2 the contested one is taken for sure
+    (capped). Exact: 0.5 x 5/9 + 0.5 x 1 for the contested, 0.5 x 1/9 + 0.5 x 1/4 for the others. Over 2000 seeded
+    draws (choose's own design, rating_sample.draw), each answer's share of samples matches the probability the
+    sample records, within 4.5 standard errors (uncapped or unmixed probabilities miss by 5 or more)."""
+    table = pool(per_stratum=5, spreads=(0.0, 0.0, 0.0, 0.0, 1.0))
+    answers = answers_table(table)
+    draws = 2000
+    counts = np.zeros(len(answers))
+    recorded = np.full(len(answers), np.nan)
+    for seed in range(draws):
+        chosen = draw(answers, STRATA, 6, np.random.default_rng(seed))
+        assert len(chosen) == 6
+        at = chosen.index.to_numpy()
+        counts[at] += 1
+        pi = chosen["inclusion_probability"].to_numpy()
+        seen = ~np.isnan(recorded[at])
+        assert np.allclose(recorded[at][seen], pi[seen])  # one answer, one probability, whatever else is drawn
+        recorded[at] = pi
+    contested = answers["spread"].gt(0.5).to_numpy()
+    assert recorded[contested].tolist() == pytest.approx([0.5 * 5 / 9 + 0.5] * 4)
+    assert recorded[~contested].tolist() == pytest.approx([0.5 / 9 + 0.5 / 4] * 16)
+    share = counts / draws
+    error = np.sqrt(recorded * (1 - recorded) / draws)
+    assert (np.abs(share - recorded) <= 4.5 * error).all(), np.c_[share, recorded]
+
+
+def test_choose_records_the_designs_probability_with_each_chosen_answer() -> None:
+    table = pool(per_stratum=5, spreads=(0.0, 0.0, 0.0, 0.0, 1.0))
+    answers = answers_table(table)
+    for seed in range(5):
+        chosen = choose(table, 6, seed, 0.5).merge(answers, on=["run", "note_id"])
+        expected = np.where(chosen["spread"].gt(0.5), 0.5 * 5 / 9 + 0.5, 0.5 / 9 + 0.5 / 4)
+        assert chosen["inclusion_probability"].tolist() == pytest.approx(expected.tolist())
+
+
+def test_every_answer_offered_has_inclusion_probability_one() -> None:
+    assert choose(pool(), None, 0, 0.2)["inclusion_probability"].eq(1.0).all()
+    assert choose(pool(), 500, 0, 0.2)["inclusion_probability"].eq(1.0).all()
+
+
+def test_the_plans_quotas_draw_that_many_unrated_answers_per_model() -> None:
+    table = pool()  # two models, twenty answers each
+    rated = {("run:acme/a", f"id_Ortho_{k}") for k in range(10)}  # every Ortho answer of a is rated
+    for seed in range(5):
+        chosen = choose(table, None, seed, 0.0, {"acme/a": 4, "acme/b": 6}, rated)
+        models = chosen.merge(answers_table(table), on=["run", "note_id"])
+        assert models.groupby("model").size().to_dict() == {"acme/a": 4, "acme/b": 6}
+        assert not set(zip(chosen["run"], chosen["note_id"], strict=True)) & rated
+        assert models.loc[models["model"] == "acme/a", "specialty"].eq("Neuro").all()
+        by_model = models.groupby("model")["inclusion_probability"].sum()  # a model's pis sum to the pool's share
+        assert 0 < models["inclusion_probability"].min() and models["inclusion_probability"].max() <= 1
+        assert by_model["acme/a"] == pytest.approx(4 * 4 / 10, abs=4 * 0.6)  # sanity: probabilities, not counts
+    quota_over_pool = choose(table, None, 0, 0.0, {"acme/a": 50}, rated)
+    assert len(quota_over_pool) == 10 and quota_over_pool["inclusion_probability"].eq(1.0).all()

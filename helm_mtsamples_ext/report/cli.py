@@ -2,7 +2,7 @@
 
     helm-mtsamples-report --suite v1 [-o benchmark_output] [--out DIR] [--bootstrap 2000] [--seed 0]
                           [--rating-sample N [--rating-overlap 0.2]] [--ratings a.csv [--ratings b.csv]]
-                          [--export medmarks]
+                          [--export medmarks] [--export eee]
     helm-mtsamples-report --door-results logs/ outputs/
 
 Reads every run of ours in `<output>/runs/<suite>/` (the files HELM's runner writes) and writes, by default to
@@ -12,7 +12,8 @@ judge_self_preference.csv, leaderboard.png,
 report.md, report.html (the review page, with its rating mode) and, when the suite holds control runs,
 judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv;
 judge_versions.csv (the model each judge's server reported, with a WARNING when one judge's verdicts mix them);
-with --export medmarks, medmarks/ (medmarks_export.py: the parquet and result records Medmarks reads). A run
+with --export medmarks, medmarks/ (medmarks_export.py: the parquet and result records Medmarks reads); with
+--export eee, eee/ (eee_export.py: Every Eval Ever's aggregate and instance records). A run
 directory that cannot be read, and a rating that matches no run or note, are named on stderr; the rest is still
 reported.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,6 +41,9 @@ from helm_mtsamples_ext.data.example_ids import example_ids
 from helm_mtsamples_ext.data.notes import DataError
 from helm_mtsamples_ext.report.cost import Prices, PricesError, load_prices, unpriced
 from helm_mtsamples_ext.report.door_results import door_lines, read_door_runs, summarize
+from helm_mtsamples_ext.report.eee_export import EXPORT_DIR as EEE_DIR
+from helm_mtsamples_ext.report.eee_export import build_eee
+from helm_mtsamples_ext.report.eee_runs import suite_run_facts
 from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ExportError, ModelExport, build_export, summary
 from helm_mtsamples_ext.report.medmarks_readme import EXPORT_TABLE
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
@@ -73,6 +78,18 @@ def _share(text: str) -> float:
     return value
 
 
+EXPORTS = ("medmarks", "eee")
+
+
+def _exports(text: str) -> list[str]:
+    """``--export``'s value: one export or a comma list of them."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in EXPORTS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"takes {' or '.join(EXPORTS)} (repeat --export, or a comma list)")
+    return names
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="helm-mtsamples-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", help="the suite given to helm-run")
@@ -102,8 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--export",
-        choices=["medmarks"],
-        help="also write medmarks/: per panel and model, the parquet `medarc-eval winrate` reads and MedARC's records",
+        type=_exports,
+        action="append",
+        default=[],
+        metavar="{medmarks,eee}",
+        help="also write medmarks/: per panel and model, the parquet `medarc-eval winrate` reads and MedARC's records; "
+        "eee/: Every Eval Ever's aggregate and instance records (repeatable, or a comma list)",
     )
     return parser
 
@@ -178,8 +199,9 @@ def _report(
     except RatingsError as error:
         progress.say(f"error: {error}")
         return None
+    exports = {name for names in args.export for name in names}
     medmarks: list[ModelExport] | None = None
-    if args.export == "medmarks":
+    if "medmarks" in exports:
         try:  # before anything is written: a refused export leaves the previous report as it was
             medmarks = build_export(data.instances, example_ids(resolve_manifest()), prices)
         except (ExportError, DataError) as error:
@@ -198,11 +220,17 @@ def _report(
         progress.say(
             f"warning: --rating-sample {args.rating_sample}: nothing to rate: {nothing_to_rate(data.instances)}"
         )
-    write_report(tables, out, args.suite, data.problems, settings_text, sample, progress, medmarks)
+    eee = None
+    if "eee" in exports:
+        facts = suite_run_facts(suite_dir, sorted(set(data.instances["run"])))
+        eee = build_eee(data.instances, tables["leaderboard"], args.suite, facts, settings, time.time())
+    write_report(tables, out, args.suite, data.problems, settings_text, sample, progress, medmarks, eee)
     if medmarks is not None:
         progress.say(f"Medmarks export written to {out / EXPORT_DIR}/ (one env_index.json per panel)")
         for line in tables[EXPORT_TABLE]["line"].dropna():
             progress.say(line)
+    if eee is not None:
+        progress.say(f"Every Eval Ever export written to {out / EEE_DIR}/ (a data/ folder per panel)")
     return tables, out
 
 

@@ -18,6 +18,8 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.audit_warnings import blind_panels
 from helm_mtsamples_ext.report.cost import cost_markdown
 from helm_mtsamples_ext.report.csv_safe import write_csv
+from helm_mtsamples_ext.report.eee_export import EXPORT_DIR as EEE_DIR
+from helm_mtsamples_ext.report.eee_export import EeeExport, write_eee
 from helm_mtsamples_ext.report.figure import write_figure
 from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ModelExport, write_export
 from helm_mtsamples_ext.report.progress import ReportProgress
@@ -28,10 +30,10 @@ from helm_mtsamples_ext.report.tables import audit_lines
 
 FIGURE_NAME = "leaderboard.png"
 TABLES = ("instances", "leaderboard", "pairwise", "by_specialty", "judge_self_preference", "judge_audit",
-          "judge_versions", "judge_human_agreement")  # fmt: skip
+          "judge_versions", "judge_human_agreement", "flagged_references")  # fmt: skip
 REPORT_FILES = (
     *(f"{t}.csv" for t in TABLES), "instances.parquet", FIGURE_NAME, "report.html", "report.md", EXPORT_DIR,
-    "judge_dropout.csv", "rating_plan.csv", "eee",
+    "judge_dropout.csv", "rating_plan.csv", EEE_DIR,
 )  # fmt: skip
 """Every file the report may write: one this report does not write is not carried over from the previous one (an
 earlier Medmarks export would be stale beside new tables, so a report without ``--export medmarks`` drops it)."""
@@ -52,17 +54,23 @@ def write_report(
     sample: RatingRound = EVERY_ANSWER,
     progress: ReportProgress | None = None,
     medmarks: list[ModelExport] | None = None,
+    eee: list[EeeExport] | None = None,
 ) -> None:
     """Every file of the report directory ``out`` (created if missing), the set replaced whole (atomic.py): a
     report that fails or is killed leaves the previous set as it was. judge_audit.csv only for a suite with
     control runs, judge_human_agreement.csv only with clinicians' ratings. judge_versions.csv always.
-    ``progress`` is told each step. ``medmarks``: the Medmarks export (medmarks_export.py), in ``medmarks/``."""
+    ``progress`` is told each step. ``medmarks``: the Medmarks export (medmarks_export.py), in ``medmarks/``;
+    ``eee``: the Every Eval Ever export (eee_export.py), in ``eee/``."""
     with whole_directory(out, REPORT_FILES) as new:
         _write_files(tables, new, suite, problems, settings_text, sample, progress)
         if medmarks is not None:
             if progress is not None:
                 progress.step("Medmarks export")
             write_export(medmarks, new / EXPORT_DIR)
+        if eee is not None:
+            if progress is not None:
+                progress.step("Every Eval Ever export")
+            write_eee(eee, new / EEE_DIR)
 
 
 def _pause_for_tests(step: str) -> None:

@@ -109,6 +109,11 @@ def _write_files(
     write_csv(tables["judge_versions"], out / "judge_versions.csv")
     if "judge_human_agreement" in tables:
         write_csv(tables["judge_human_agreement"], out / "judge_human_agreement.csv")
+    dropout = tables.get("judge_dropout")
+    if dropout is not None and not dropout.empty:  # only for a panel of three or more judges
+        write_csv(dropout, out / "judge_dropout.csv")
+    if "flagged_references" in tables:  # only with ratings that flag a reference
+        write_csv(tables["flagged_references"], out / "flagged_references.csv")
     step("figure")
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
     step("review page")

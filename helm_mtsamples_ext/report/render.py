@@ -14,6 +14,8 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
+from helm_mtsamples_ext.report.dropout_render import dropout_markdown
+from helm_mtsamples_ext.report.flagged_render import flagged_markdown
 from helm_mtsamples_ext.report.medmarks_readme import EXPORT_TABLE, export_markdown
 from helm_mtsamples_ext.report.pairwise_render import pairwise_markdown
 from helm_mtsamples_ext.report.report_text import MISSING, intervals, markdown_table, num, percent
@@ -141,6 +143,7 @@ def markdown_report(
         markdown_table(display_leaderboard(board)),
         "",
         *panel_alpha_markdown(board, tables.get("panel_alpha")),
+        *dropout_markdown(tables.get("judge_dropout")),
         *(cost or []),
         *pairwise_markdown(pairs, board),
     ]
@@ -151,6 +154,8 @@ def markdown_report(
         lines += ["", *self_preference_markdown(preference)]
     if "judge_human_agreement" in tables:
         lines += ["", *agreement_markdown(tables)]
+    flagged = flagged_markdown(tables)  # only with ratings that flag a reference
+    lines += ["", *flagged] if flagged else []
     lines += ["", "## Reward by specialty", "", markdown_table(_specialty_display(tables["by_specialty"])), ""]
     if problems:
         lines += ["## Runs that could not be read", ""] + [f"- {markdown(p)}" for p in problems] + [""]

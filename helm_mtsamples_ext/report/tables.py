@@ -23,8 +23,10 @@ from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.rules_versions import rules_warnings
 from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, panel_lines
+from helm_mtsamples_ext.stats.flagged_references import flagged_tables
 from helm_mtsamples_ext.stats.human_agreement import human_tables
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, by_specialty, leaderboard, note_table
+from helm_mtsamples_ext.stats.judge_dropout import judge_dropout
 from helm_mtsamples_ext.stats.pairwise import pairwise
 from helm_mtsamples_ext.stats.panel_alpha import panel_alpha_table, with_panel_alpha
 from helm_mtsamples_ext.stats.ranks import with_ranks
@@ -57,7 +59,9 @@ def build_tables(
         "judge_self_preference": self_preference(instances, settings),
         "panel_alpha": alphas,
         "judge_versions": judge_versions(instances),
+        "judge_dropout": judge_dropout(instances, settings),  # empty without a panel of 3+ judges
     }
+    tables |= flagged_tables(notes, instances, ratings, settings, board)  # only with ratings that flag a reference
     return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
 
 

@@ -113,3 +113,17 @@ def flagged_rewards(
     if board is not None and not table.empty:
         table = board[KEYS].merge(table, on=KEYS, how="inner")
     return table.reset_index(drop=True)
+
+
+def flagged_tables(
+    notes: pd.DataFrame,
+    instances: pd.DataFrame,
+    ratings: pd.DataFrame | None,
+    settings: BootstrapSettings,
+    board: pd.DataFrame | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The report's `flagged_notes` and `flagged_references` tables; none without a flag in ``ratings``."""
+    if ratings is None or not has_flags(ratings):
+        return {}
+    flagged = flagged_notes(ratings, instances)
+    return {"flagged_notes": flagged, "flagged_references": flagged_rewards(notes, instances, flagged, settings, board)}

@@ -50,10 +50,11 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return export_suite(tmp_path_factory.mktemp("winrate"))
 
 
-def _run(args: list[str], cwd: Path) -> str:
+def _run(args: list[str], cwd: Path, ok: bool = True) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    if ok:
+        assert done.returncode == 0, done.stderr[-3000:]
+    return done
 
 
 def _check(result: dict[str, Any]) -> None:
@@ -71,7 +72,7 @@ def test_medarc_win_rate_reads_the_export(export: Path, tmp_path: Path) -> None:
     """alpha beats beta on every note both have; beta's unjudged note is missing from its mean, not a 0."""
     python = _verifiers_bin() / "python"
     paths = [str(export / slug(model) / PARQUET_NAME) for model in (ALPHA, BETA)]
-    _check(json.loads(_run([str(python), "-c", WINRATE, *paths], tmp_path)))
+    _check(json.loads(_run([str(python), "-c", WINRATE, *paths], tmp_path).stdout))
 
 
 def test_medarc_eval_winrate_finds_the_export_by_its_env_index(export: Path, tmp_path: Path) -> None:
@@ -80,3 +81,14 @@ def test_medarc_eval_winrate_finds_the_export_by_its_env_index(export: Path, tmp
     out = tmp_path / "winrates.json"
     _run([str(medarc_eval), "winrate", "--processed-dir", str(export), "--output", str(out)], tmp_path)
     _check(json.loads(out.read_text(encoding="utf-8")))
+
+
+def test_medarc_eval_pointed_at_medmarks_itself_stops_as_the_readme_warns(export: Path, tmp_path: Path) -> None:
+    """medmarks/ holds panels, not files: medarc-eval stops with its traceback, which is why the export's README
+    and report.md give the panel's directory instead."""
+    medarc_eval = _verifiers_bin() / "medarc-eval"
+    done = _run([str(medarc_eval), "winrate", "--processed-dir", str(export.parent)], tmp_path, ok=False)
+    assert done.returncode != 0 or "Traceback" in done.stderr
+    assert "No env_index.json found under" in done.stderr
+    readme = (export.parent / "README.md").read_text(encoding="utf-8")
+    assert f"medarc-eval winrate --processed-dir medmarks/{export.name}" in readme

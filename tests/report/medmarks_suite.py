@@ -16,9 +16,12 @@ id is the one data/example_ids.py gives it for this manifest, which the tests as
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
+from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV
+from helm_mtsamples_ext.data.notes import BASE_URL_ENV, CACHE_DIR_ENV
 from tests.report.suites import JUDGES, NOTES, Run, build_suite, failed
 from tests.report.suites import ok as scored
 
@@ -61,11 +64,33 @@ PANEL_DIR = "judge-one_judge-two"
 """The panel ``judge-one+judge-two`` as a directory name."""
 
 
-def build_medmarks_suite(output: Path) -> Path:
-    """The suite under ``output/runs/v1``, and the manifest it was "run with", whose path is returned (for
-    ``MTSAMPLES_PROCEDURES_MANIFEST``)."""
-    build_suite(output, [ALPHA_RUN, BETA_RUN], notes=[n for n in NOTES if n.filename in MANIFEST_ORDER])
+def write_notes(output: Path, names: list[str]) -> Path:
+    """The notes' files under ``output/notes`` (each with a PLAN, which MedARC keeps) and the manifest listing them
+    in ``names``' order, whose path is returned. MedARC's id of a note outside the pinned manifest depends on its
+    text (data/example_ids.py), so the export reads these files through ``note_env``."""
+    notes = output / "notes"
+    notes.mkdir(parents=True, exist_ok=True)
+    rows = ["name\tbytes\tsha256"]
+    for name in names:
+        data = f"PROCEDURE: something.\nPLAN: follow up ({name}).\n".encode()
+        (notes / name).write_bytes(data)
+        rows.append(f"{name}\t{len(data)}\t{hashlib.sha256(data).hexdigest()}")
     manifest = output / "manifest.tsv"
-    rows = ["name\tbytes\tsha256", *(f"{name}\t10\t{'0' * 64}" for name in MANIFEST_ORDER)]
     manifest.write_text("\n".join(rows) + "\n", encoding="utf-8")
     return manifest
+
+
+def note_env(output: Path) -> dict[str, str]:
+    """The variables under which the report reads the suite's manifest and notes (written by ``write_notes``)."""
+    return {
+        MANIFEST_ENV: str(output / "manifest.tsv"),
+        BASE_URL_ENV: str(output / "notes"),
+        CACHE_DIR_ENV: str(output / "notes-cache"),
+    }
+
+
+def build_medmarks_suite(output: Path) -> Path:
+    """The suite under ``output/runs/v1``, and the manifest it was "run with" (``write_notes``), whose path is
+    returned."""
+    build_suite(output, [ALPHA_RUN, BETA_RUN], notes=[n for n in NOTES if n.filename in MANIFEST_ORDER])
+    return write_notes(output, MANIFEST_ORDER)

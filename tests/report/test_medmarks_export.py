@@ -29,6 +29,7 @@ from tests.report.medmarks_suite import (
     TOKENS_IN,
     TOKENS_OUT,
     build_medmarks_suite,
+    note_env,
 )
 from tests.report.reports import run_report
 from tests.report.suites import NOTES, Run, build_suite, control_run, ok
@@ -73,7 +74,7 @@ def export(suite_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def ids(suite_dir: Path) -> dict[str, str]:
-    return expected_ids(suite_dir.parents[2] / "manifest.tsv")
+    return expected_ids(suite_dir.parents[2])
 
 
 def _table(export: Path, model: str) -> pa.Table:
@@ -102,7 +103,9 @@ def test_the_schema_refuses_a_column_medmarks_has_not(tmp_path: Path) -> None:
 
 
 def test_example_id_is_the_id_rules_string_for_every_model(export: Path, ids: dict[str, str]) -> None:
-    """Both models carry the same id for the same note: the one data/example_ids.py gives it, as a string."""
+    """Both models carry the same id for the same note: the one data/example_ids.py gives it, as a string: MedARC's
+    row index, the notes in name order (n1 first), not the manifest's (n3 first)."""
+    assert ids == {"n1.txt": "0", "n2.txt": "1", "n3.txt": "2", "n4.txt": "3"}
     for model in (ALPHA, BETA):
         records = _records(export, model)
         by_note = {r["info"]["filename"]: r["example_id"] for r in records}
@@ -290,14 +293,15 @@ def test_each_panel_has_its_own_export_and_says_what_it_cannot_rank(
     """A second panel's run of alpha goes to its own directory and env_index.json (rewards of two juries are never
     ranked together); a control run of the judge audit is no model to rank. The panel with one model gets one line,
     on stderr, in report.md and in the export's README; a panel of control runs alone gets its line too."""
-    manifest = build_medmarks_suite(tmp_path)
+    build_medmarks_suite(tmp_path)
     other = Run(ALPHA, ["judge-three"], {"n1.txt": {"judge-three": ok(3, 3, 3)}}, extra_args="judges=judge-three")
     control = control_run("reference", {"n1.txt": {"judge-one": 1.0, "judge-two": 1.0}})
     lone = control_run("reference", {"n1.txt": {"judge-four": 1.0}}, judges=["judge-four"])
     lone.extra_args = "judges=judge-four"
     build_suite(tmp_path, [other, control, lone], notes=NOTES)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(MANIFEST_ENV, str(manifest))
+        for name, value in note_env(tmp_path).items():
+            patch.setenv(name, value)
         assert run_report(tmp_path, tmp_path / "report", "--export", "medmarks") == 0
     export = tmp_path / "report" / "medmarks"
     assert sorted(p.name for p in export.iterdir()) == ["README.md", "judge-one_judge-two", "judge-three"]

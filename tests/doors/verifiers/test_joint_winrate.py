@@ -36,7 +36,7 @@ from medarc_verifiers.cli.process import rows as medarc_rows
 from medarc_verifiers.cli.process import writer
 from medarc_verifiers.cli.process.aggregate import AggregatedEnvRows
 
-from helm_mtsamples_ext.data.custom_manifest import MANIFEST_ENV
+from tests.report.medmarks_suite import note_env, write_notes
 from tests.report.reports import run_report
 from tests.report.suites import JUDGES, Note, Run, build_suite, failed, ok
 
@@ -145,11 +145,10 @@ def joint(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         },
     )
     build_suite(root, [run], notes=NOTES)
-    manifest = root / "manifest.tsv"
-    rows = ["name\tbytes\tsha256", *(f"{n.filename}\t10\t{'0' * 64}" for n in sorted(NOTES, key=lambda n: n.filename))]
-    manifest.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    write_notes(root, [n.filename for n in NOTES])  # each with a PLAN: MedARC keeps all 131
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(MANIFEST_ENV, str(manifest))
+        for name, value in note_env(root).items():
+            patch.setenv(name, value)
         with contextlib.redirect_stdout(io.StringIO()):
             assert run_report(root, root / "report", "--export", "medmarks") == 0
         panel = root / "report" / "medmarks" / PANEL_DIR

@@ -42,6 +42,10 @@ HOLDS = 0.8
 """The tau from which report.md says the ranking holds without a judge: at 0.8, at most one pair in ten is
 reversed (tau = 1 - 2 x the share of discordant pairs)."""
 
+RESAMPLES_PER_BLOCK = 250
+"""Resamples whose taus are computed at once: 64 models have 2,016 pairs, and a block's signs of every pair
+(resamples x pairs, twice) stay near 8 MB."""
+
 COLUMNS = [
     "panel", "judge_dropped", "model", "reward", "reward_without", "change", "rank", "rank_without",
     "n_judged", "n_judged_without", "tau", "tau_ci_low", "tau_ci_high", "n_tau_notes", "n_tau_models",
@@ -92,7 +96,12 @@ def tau_interval(full: np.ndarray, without: np.ndarray, settings: BootstrapSetti
     if n < max(2, MINIMUMS.notes_for_verdict) or full.shape[1] < 2 or np.isnan(tau):
         return tau, np.nan, np.nan
     counts = resample_counts(n, settings.n_resamples, settings.seed)
-    taus = kendall_tau_b(rounded_for_ranks(counts @ full / n), rounded_for_ranks(counts @ without / n))
+    taus = np.concatenate(
+        [
+            kendall_tau_b(rounded_for_ranks(block @ full / n), rounded_for_ranks(block @ without / n))
+            for block in np.array_split(counts, max(1, counts.shape[0] // RESAMPLES_PER_BLOCK))
+        ]
+    )
     taus = taus[~np.isnan(taus)]
     if not taus.size:
         return tau, np.nan, np.nan

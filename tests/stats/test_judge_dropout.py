@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, note_table
-from helm_mtsamples_ext.stats.judge_dropout import HOLDS, judge_dropout, kendall_tau_b, lowest_tau
+from helm_mtsamples_ext.stats.judge_dropout import HOLDS, judge_dropout, kendall_tau_b, lowest_tau, tau_interval
 
 SETTINGS = BootstrapSettings(n_resamples=500, seed=0)
 PANEL = "a+b+c"
@@ -115,3 +115,12 @@ def test_panels_of_fewer_than_three_judges_and_controls() -> None:
     assert len(reference) == 3 and reference["rank"].isna().all() and reference["reward"].notna().all()
     assert (table["n_tau_models"] == len(QUALITY)).all()
     assert judge_dropout(two, SETTINGS).empty
+
+
+def test_taus_computed_in_blocks_of_resamples_are_the_same_as_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    full = rng.uniform(size=(30, 12))
+    without = full + rng.normal(0, 0.05, full.shape)
+    blocks = tau_interval(full, without, BootstrapSettings(n_resamples=1000))
+    monkeypatch.setattr("helm_mtsamples_ext.stats.judge_dropout.RESAMPLES_PER_BLOCK", 10**6)
+    assert tau_interval(full, without, BootstrapSettings(n_resamples=1000)) == blocks

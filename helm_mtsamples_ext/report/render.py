@@ -14,6 +14,7 @@ from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.agreement_render import agreement_markdown
 from helm_mtsamples_ext.report.answer_failures import BOUNDED
 from helm_mtsamples_ext.report.audit import CONTROL_KINDS, delta_text
+from helm_mtsamples_ext.report.clinician_render import clinician_markdown
 from helm_mtsamples_ext.report.dropout_render import dropout_markdown
 from helm_mtsamples_ext.report.flagged_render import flagged_markdown
 from helm_mtsamples_ext.report.medmarks_readme import EXPORT_TABLE, export_markdown
@@ -142,6 +143,7 @@ def markdown_report(
         "",
         markdown_table(display_leaderboard(board)),
         "",
+        *clinician_markdown(board, pairs),
         *panel_alpha_markdown(board, tables.get("panel_alpha")),
         *dropout_markdown(tables.get("judge_dropout")),
         *(cost or []),

@@ -23,6 +23,7 @@ from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.rules_versions import rules_warnings
 from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, panel_lines
+from helm_mtsamples_ext.stats.clinician_scale import clinician_tables
 from helm_mtsamples_ext.stats.flagged_references import flagged_tables
 from helm_mtsamples_ext.stats.human_agreement import human_tables
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, by_specialty, leaderboard, note_table
@@ -62,7 +63,11 @@ def build_tables(
         "judge_dropout": judge_dropout(instances, settings),  # empty without a panel of 3+ judges
     }
     tables |= flagged_tables(notes, instances, ratings, settings, board)  # only with ratings that flag a reference
-    return tables if ratings is None else {**tables, **human_tables(instances, board, ratings, settings)}
+    if ratings is None:
+        return tables
+    human = human_tables(instances, board, ratings, settings)
+    clinician = clinician_tables(instances, human["leaderboard"], tables["pairwise"], ratings, settings)
+    return {**tables, **human, **clinician}
 
 
 def blames_size(kind: object) -> bool:

@@ -45,6 +45,20 @@ class Minimums:
     within ±0.1. Overlapping intervals are no evidence of equality: a judge with half the clinicians' ICC (0.33
     vs 0.65) has overlapping intervals in most draws at 12-60 shared answers."""
 
+    rated_for_clinician_scale: int = 10
+    """Rated answers of a model below which it gets no clinician-scale reward (stats/clinician_scale.py), only a
+    line saying how many more to rate. Measured (benchmarks/sim_calibration.py, docs/report.md's table): from 10
+    rated answers the interval covers the clinicians' mean in 93-97% of simulated rounds (judges kinder by 0.1, a
+    monotone distortion, one model distorted). Coverage alone would allow fewer (about 93% at 6-7 rated answers),
+    but there the interval is 0.15-0.18 wide, rests on a normal approximation of a mean of 6 residuals, and lambda
+    is fitted on the same few answers; 10 is the issue's floor and the simulations do not ask for more."""
+
+    rated_for_transport: int = 20
+    """Rated answers of a model below which the transport check (stats/clinician_scale.py) cannot clear it: a
+    model-specific judge bias of 0.1 is flagged (p < 0.05) in 89% of simulated rounds at 20 rated answers, 77% at 15
+    and 59% at 10, with a false flag in about 5% (tests/stats/test_clinician_scale_sim.py). Below, a flag still
+    stands (its false rate is the same), but no flag is no evidence, and the report says so."""
+
     max_tied_resample_share: float = 0.5
     """The largest share of bootstrap resamples whose statistic equals the point estimate exactly (after
     ties.rounded_for_ranks) that still gives an interval. When most resamples tie, the interval's width comes

@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as t_dist
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.scoring.reward import ordinal_alpha, ratings_matrix
@@ -266,10 +267,33 @@ def _ceiling_says(ceiling: pd.Series) -> str:
     return evidence.too_few(int(ceiling["n"]), "answers") or str(ceiling["note"])
 
 
+def rated_mean(rated: pd.DataFrame, settings: BootstrapSettings) -> tuple[float, float, float, int]:
+    """(mean, CI low, CI high, n) of the rated answers' human rewards, as an estimate of the model's clinician mean.
+
+    The rating sample draws an answer up to five times more often when its judges disagree, so where the ratings
+    carry unequal inclusion probabilities the mean is Hajek-weighted (1 / probability) and its interval is t(n - 1)
+    on the weighted mean's standard error. Without them (or all equal) it is the plain mean and its bootstrap
+    interval, as before."""
+    y = rated["human_reward"].to_numpy(dtype=float)
+    pi = rated["pi"].to_numpy(dtype=float)
+    if np.isnan(pi).any() or np.allclose(pi, pi[0]):
+        return (float(y.mean()), *mean_ci(y, settings), int(y.size))
+    w = 1 / pi
+    mean = float(np.sum(w * y) / np.sum(w))
+    if y.size < 2:
+        return (mean, np.nan, np.nan, 1)
+    se = math.sqrt(y.size / (y.size - 1) * float(np.sum(w**2 * (y - mean) ** 2)) / float(np.sum(w)) ** 2)
+    half = float(t_dist.ppf((1 + settings.confidence) / 2, y.size - 1)) * se
+    return (mean, max(0.0, mean - half), min(1.0, mean + half), int(y.size))
+
+
 def human_leaderboard(board: pd.DataFrame, ratings: pd.DataFrame, settings: BootstrapSettings) -> pd.DataFrame:
-    """leaderboard.csv plus the mean human reward per model (answers' mean over raters), its CI and n."""
-    humans = human_answers(ratings).merge(board[["run", *KEYS]], on="run")
-    stats = humans.groupby(KEYS)["human_reward"].apply(lambda s: (s.mean(), *mean_ci(s.to_numpy(), settings), s.size))
+    """leaderboard.csv plus the human reward per model (answers' mean over raters; design-weighted where the
+    ratings carry inclusion probabilities: `rated_mean`), its CI and n."""
+    pi = ratings["inclusion_probability"] if "inclusion_probability" in ratings else np.nan
+    found = ratings.assign(pi=pi).groupby(["run", "instance_id"], as_index=False)["pi"].first()
+    humans = human_answers(ratings).merge(found, on=["run", "instance_id"]).merge(board[["run", *KEYS]], on="run")
+    stats = humans.groupby(KEYS)[["human_reward", "pi"]].apply(lambda s: rated_mean(s, settings))
     extra = pd.DataFrame(stats.tolist(), index=stats.index, columns=HUMAN_COLUMNS).reset_index() if len(stats) else (
         pd.DataFrame(columns=[*KEYS, *HUMAN_COLUMNS]))  # fmt: skip
     merged = board.merge(extra, on=KEYS, how="left")

@@ -75,7 +75,7 @@ THEIR_SCORES = verdicts(2, unjudged={7, 40, 111})
 
 def medarc_record(example_id: int, note: Note, scores: Scores) -> dict[str, Any]:
     """One rollout as MedARC's environment writes it into ``results.jsonl``."""
-    judges = []
+    judges: list[dict[str, Any]] = []
     for judge, values in scores.items():
         if values is None:
             judges.append({"model": judge, "raw": None, "error": "judge call failed", "scores": {}, "score": None})

@@ -5,8 +5,9 @@ has no reward (a failed judge is not the model's 0). So every note has a record 
 1 when no judge of the panel scored it, with the judges' failures as its ``error``; 0 otherwise), and a note the
 panel scored has a second record, of the ``reward`` result, with its reward. The reward's records are exactly the
 notes its mean is over; no unjudged note ever carries a reward. Each judge's scores, explanations, served model
-and failure go in the record's ``metadata`` (EEE's metadata holds strings: they are one JSON string). Pure: rows
-of the report's table in, plain dicts out.
+and failure go in the record's ``metadata`` (EEE's metadata holds strings: they are one JSON string). EEE requires
+``is_correct``: it is false on every record, as a graded reward claims no correctness (EEE's HELM converter does the
+same for graded metrics). Pure: rows of the report's table in, plain dicts out.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def number(value: Any) -> float | None:
     """A finite number, None for a missing one (NaN, None): strict JSON has no NaN."""
     if value is None or isinstance(value, bool):
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):  # pandas' NA, a text
+        return None
     return number if math.isfinite(number) else None
 
 

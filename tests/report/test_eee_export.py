@@ -195,6 +195,7 @@ def test_per_note_rewards_and_each_judges_verdict_in_the_metadata(report: Path) 
     one, two = json.loads(n2["metadata"]["judges"])
     assert one["scores"] == {"accuracy": 4, "completeness": 4, "clarity": 4} and math.isclose(one["reward"], 0.8)
     assert one["served_model"] == SERVED and one["status"] == "ok" and one["failure"] is None
+    assert one["tokens_in"] is None  # NaN in the report's table (a total, not in and out): null here, never NaN
     assert (two["status"], two["failure"], two["reward"]) == ("failed", "call error: HTTP 500", None)
     assert two["scores"] == {"accuracy": None, "completeness": None, "clarity": None}
     assert (n2["metadata"]["judges_scored"], n2["metadata"]["judges_failed"]) == ("1", "1") and n2["error"] is None

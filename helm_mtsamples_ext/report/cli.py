@@ -1,7 +1,8 @@
 """`helm-mtsamples-report`: a suite's mtsamples_procedures runs as tables with uncertainty and judge agreement.
 
     helm-mtsamples-report --suite v1 [-o benchmark_output] [--out DIR] [--bootstrap 2000] [--seed 0]
-                          [--rating-sample N [--rating-overlap 0.2]] [--ratings a.csv [--ratings b.csv]]
+                          [--rating-sample N|plan [--rating-overlap 0.2]] [--ratings a.csv [--ratings b.csv]]
+                          [--plan-ratings [--target-halfwidth 0.05]]
                           [--export medmarks] [--export eee]
     helm-mtsamples-report --door-results logs/ outputs/
 
@@ -13,7 +14,8 @@ report.md, report.html (the review page, with its rating mode) and, when the sui
 judge_audit.csv; with clinicians' ratings, judge_human_agreement.csv and human rewards in leaderboard.csv;
 judge_versions.csv (the model each judge's server reported, with a WARNING when one judge's verdicts mix them);
 with --export medmarks, medmarks/ (medmarks_export.py: the parquet and result records Medmarks reads); with
---export eee, eee/ (eee_export.py: Every Eval Ever's aggregate and instance records). A run
+--export eee, eee/ (eee_export.py: Every Eval Ever's aggregate and instance records); with --plan-ratings (or
+--rating-sample plan), rating_plan.csv (rating_plan.py: how many more answers to rate per model). A run
 directory that cannot be read, and a rating that matches no run or note, are named on stderr; the rest is still
 reported.
 
@@ -48,6 +50,7 @@ from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ExportError, M
 from helm_mtsamples_ext.report.medmarks_readme import EXPORT_TABLE
 from helm_mtsamples_ext.report.outputs import FIGURE_NAME, write_report
 from helm_mtsamples_ext.report.progress import ReportProgress
+from helm_mtsamples_ext.report.rating_plan import PLAN_TABLE, plan_lines, plan_quotas, rated_answers, suite_plan
 from helm_mtsamples_ext.report.rating_sample import RatingRound, answers_table
 from helm_mtsamples_ext.report.ratings import RatingsError, suite_ratings
 from helm_mtsamples_ext.report.render import terminal_leaderboard
@@ -68,6 +71,18 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("needs at least 1 answer")
+    return value
+
+
+def _sample_size(text: str) -> int | str:
+    """``--rating-sample``'s value: a number of answers, or ``plan`` (the rating plan's quotas)."""
+    return "plan" if text.strip().lower() == "plan" else _positive(text)
+
+
+def _halfwidth(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError("is a half-width between 0 and 1 on the reward's scale (0.05 = +-0.05)")
     return value
 
 
@@ -106,7 +121,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--bootstrap", type=_resamples, default=2000, help="bootstrap resamples (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap and rating-sample seed (default 0)")
     parser.add_argument(
-        "--rating-sample", type=_positive, metavar="N", help="offer N answers for rating in report.html (default: all)"
+        "--rating-sample",
+        type=_sample_size,
+        metavar="N|plan",
+        help="offer N answers for rating in report.html (default: all); plan: the answers --plan-ratings asks for",
+    )
+    parser.add_argument(
+        "--plan-ratings",
+        action="store_true",
+        help="write rating_plan.csv and print, per model, how many more rated answers reach --target-halfwidth "
+        "and decide the leading pair",
+    )
+    parser.add_argument(
+        "--target-halfwidth",
+        type=_halfwidth,
+        default=0.05,
+        help="the clinician-scale interval's half-width the rating plan aims at (default 0.05)",
     )
     parser.add_argument(
         "--rating-overlap", type=_share, default=0.2, help="share of the rating sample every rater gets (default 0.2)"
@@ -156,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tables, out = done
     print(terminal(terminal_leaderboard(tables["leaderboard"])))
     print(terminal("\n" + "\n".join(audit_lines(tables))))
+    if args.plan_ratings:
+        print(terminal("\n" + "\n".join(plan_lines(tables[PLAN_TABLE]))))
     print(terminal(f"\nReport written to {out}/ (report.md, report.html for review, {FIGURE_NAME}, CSV tables)"))
     return 0
 
@@ -215,7 +247,14 @@ def _report(
         progress.say(f"warning: {args.judge_prices} has no price for judge {judge!r}: its cost is missing")
     out: Path = args.out or report_path(args.output_path, args.suite)
     settings_text = f"{settings.n_resamples} resamples, seed {settings.seed}"
-    sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
+    if args.plan_ratings or args.rating_sample == "plan":
+        tables[PLAN_TABLE] = suite_plan(data.instances, ratings, args.target_halfwidth)
+    if args.rating_sample == "plan":  # the plan's quotas, from the answers not yet rated
+        rated = rated_answers(ratings)
+        quotas = plan_quotas(tables[PLAN_TABLE], data.instances, rated)
+        sample = RatingRound(None, args.seed, args.rating_overlap, quotas, rated)
+    else:
+        sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
     if args.rating_sample is not None and answers_table(data.instances).empty:
         progress.say(
             f"warning: --rating-sample {args.rating_sample}: nothing to rate: {nothing_to_rate(data.instances)}"

@@ -23,9 +23,10 @@ from helm_mtsamples_ext.report.eee_export import EeeExport, write_eee
 from helm_mtsamples_ext.report.figure import write_figure
 from helm_mtsamples_ext.report.medmarks_export import EXPORT_DIR, ModelExport, write_export
 from helm_mtsamples_ext.report.progress import ReportProgress
+from helm_mtsamples_ext.report.rating_plan import PLAN_TABLE
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.render import markdown_report
-from helm_mtsamples_ext.report.review import write_review
+from helm_mtsamples_ext.report.review import Overview, write_review
 from helm_mtsamples_ext.report.tables import audit_lines
 
 FIGURE_NAME = "leaderboard.png"
@@ -114,10 +115,13 @@ def _write_files(
         write_csv(dropout, out / "judge_dropout.csv")
     if "flagged_references" in tables:  # only with ratings that flag a reference
         write_csv(tables["flagged_references"], out / "flagged_references.csv")
+    if PLAN_TABLE in tables:  # only with --plan-ratings or --rating-sample plan
+        write_csv(tables[PLAN_TABLE], out / f"{PLAN_TABLE}.csv")
     step("figure")
     write_figure(tables["leaderboard"], out / FIGURE_NAME, suite, blind_panels(audit))
     step("review page")
-    write_review(tables["instances"], out / "report.html", suite, sample)
+    overview = Overview(tables["leaderboard"], audit_lines(tables), (out / FIGURE_NAME).read_bytes())
+    write_review(tables["instances"], out / "report.html", suite, sample, overview)
     step("report.md")
     report = markdown_report(
         suite,

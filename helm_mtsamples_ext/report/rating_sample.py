@@ -13,9 +13,9 @@ A rating round is expensive, so the sample is chosen for what it must measure (p
   ceiling) can be measured; the other answers are shown to each rater in an order of their own, so raters who
   stop early still cover different answers.
 The same suite and seed give the same sample. The rating plan's draw (``--rating-sample plan``) gives each model
-its quota of answers, stratified over specialties, from the answers not yet rated. Only answers a judge scored are
-offered (an unjudged answer has nothing to agree with), and control runs are left out: their answers are built, not
-written by a model.
+(each run) its quota of answers, stratified over specialties, from the answers not yet rated. Only answers a judge
+scored are offered (an unjudged answer has nothing to agree with), and control runs are left out: their answers are
+built, not written by a model.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class RatingRound:
     seed: int = 0
     overlap: float = 0.2
     quotas: tuple[tuple[str, int], ...] | None = None
-    """`--rating-sample plan`: (model, answers to draw) from the rating plan, in place of n."""
+    """`--rating-sample plan`: (run, answers to draw) from the rating plan, in place of n."""
     rated: frozenset[tuple[str, str]] = frozenset()
     """(run, note_id) of the answers already rated: the plan's draw leaves them out."""
 
@@ -187,8 +187,9 @@ def choose(
     """The sample: (run, note_id, shared, inclusion_probability) in the order raters see it (shared answers first).
 
     n=None: every answer, each shared and with inclusion probability 1. ``quotas`` (the rating plan's draw, in
-    place of n): that many answers of each model, stratified over its specialties, drawn from the answers not in
-    ``rated`` (run, note_id); the probabilities are then those of this round's draw among the unrated answers.
+    place of n): run -> that many answers of the run (one model under one panel), stratified over its specialties,
+    drawn from the answers not in ``rated`` (run, note_id); the probabilities are then those of this round's draw
+    among the unrated answers.
     """
     rng = np.random.default_rng(seed)
     answers = answers_table(instances)
@@ -197,8 +198,8 @@ def choose(
         keys = list(zip(answers["run"], answers["note_id"], strict=True))
         pool = answers[[key not in done for key in keys]]
         parts = []
-        for model, rows in pool.groupby("model", sort=True):
-            quota = min(int(quotas.get(str(model), 0)), len(rows))
+        for run, rows in pool.groupby("run", sort=True):
+            quota = min(int(quotas.get(str(run), 0)), len(rows))
             if quota > 0:
                 parts.append(draw(rows, ["specialty"], quota, rng))
         chosen = pd.concat(parts) if parts else answers.iloc[:0].assign(inclusion_probability=1.0)

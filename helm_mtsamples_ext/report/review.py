@@ -1,5 +1,9 @@
 """The review page: report.html, one self-contained file a clinician opens from disk to read contested notes.
 
+It opens on the leaderboard (page_overview.py: each panel's rewards with their intervals, the clinician scale where
+there are ratings, the audit's verdict, the figure); the per-note review is the second tab (``#review`` in the
+address opens it), the rating mode a button on both.
+
 Per note: the operative note (collapsed), the reference, each model's answer and each judge's three scores with
 explanations side by side; filters by model, specialty and section, search by note name; notes sorted by judge
 disagreement, the largest spread of judge rewards first, so the notes where the judges disagree most are read
@@ -11,7 +15,7 @@ so it opens at once with 16 models: a page of notes for one model, or one note w
 texts are untrusted: the script only ever sets ``textContent``, never markup, and the JSON block is written with
 ``<``, ``>`` and ``&`` as ``\\u`` escapes, so no answer can close the block (``</script>``) or open a tag. The
 little markup around it is rendered by Jinja2 with autoescaping on. CSS and JS are inline and the page holds no
-URL, so it works offline and fetches nothing.
+URL, so it works offline and fetches nothing (the figure is a data: URI).
 """
 
 from __future__ import annotations
@@ -25,6 +29,13 @@ import markupsafe
 import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS, QUESTIONS
+from helm_mtsamples_ext.report.page_overview import (
+    CLINICIAN_SENTENCE,
+    Overview,
+    figure_uri,
+    has_clinician_scale,
+    panel_boards,
+)
 from helm_mtsamples_ext.report.rating_sample import EVERY_ANSWER, RatingRound
 from helm_mtsamples_ext.report.review_data import review_data, several_judges
 from helm_mtsamples_ext.stats.controls import control_kind
@@ -69,7 +80,10 @@ def nothing_to_rate(instances: pd.DataFrame) -> str:
     )
 
 
-def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVERY_ANSWER) -> str:
+def render_review(
+    instances: pd.DataFrame, suite: str, sample: RatingRound = EVERY_ANSWER, overview: Overview | None = None
+) -> str:
+    """The page; without ``overview`` (the report's tables) it holds the review alone."""
     data = review_data(instances, sample)
     return (
         _environment()
@@ -88,9 +102,20 @@ def render_review(instances: pd.DataFrame, suite: str, sample: RatingRound = EVE
             nothing_to_rate=nothing_to_rate(instances) if not data["rating"] else "",
             n_shared=sum(item[1] for item in data["rating"]),
             seed=sample.seed,
+            boards=panel_boards(overview.leaderboard) if overview else [],
+            clinician=CLINICIAN_SENTENCE if overview and has_clinician_scale(overview.leaderboard) else "",
+            verdicts=[line for line in overview.verdicts if line.strip()] if overview else [],
+            figure=figure_uri(overview.figure) if overview else "",
+            overview=overview is not None,
         )
     )
 
 
-def write_review(instances: pd.DataFrame, path: Path, suite: str, sample: RatingRound = EVERY_ANSWER) -> None:
-    path.write_text(render_review(instances, suite, sample), encoding="utf-8")
+def write_review(
+    instances: pd.DataFrame,
+    path: Path,
+    suite: str,
+    sample: RatingRound = EVERY_ANSWER,
+    overview: Overview | None = None,
+) -> None:
+    path.write_text(render_review(instances, suite, sample, overview), encoding="utf-8")

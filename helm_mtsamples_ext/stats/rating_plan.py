@@ -16,7 +16,7 @@ a stated prior: rho = ``PRIOR_RHO`` (0.5) and the clinicians' spread equal to th
 ``rho_from`` column says which. The answers a model needs:
 
 - ``more_for_target``: the fewest further ratings that bring its half-width to ``target`` (at least up to the
-  floor); NaN when even rating all N answers leaves it wider (var(y)/N alone is too large);
+  floor); NaN when even rating all N answers leaves it wider (var(y)/N alone is too large) or N is below the floor;
 - ``more_for_pair``: for the two leading models of a panel (by the clinician-scale reward where both have the
   floor, else by the judges' reward), the fewest further ratings for each that make a 95% interval of their
   difference exclude 0, if the difference is what it looks like now. The two models are rated independently and
@@ -85,8 +85,8 @@ class Variance:
 
     def rated_for(self, target: float) -> float:
         """The fewest rated answers (at least FLOOR, at most N) whose half-width is at most ``target``; NaN if none."""
-        low, high = min(max(FLOOR, 3), self.n_judged), self.n_judged
-        if high < 3 or not self.halfwidth(high) <= target:
+        low, high = max(FLOOR, 3), self.n_judged
+        if high < low or not self.halfwidth(high) <= target:  # fewer answers than the floor: never a figure
             return math.nan
         while low < high:  # the half-width falls with n: t and V both do
             middle = (low + high) // 2
@@ -141,9 +141,11 @@ def _center(mine: pd.DataFrame, model: Variance) -> float:
 def _pair_more(a: Variance, n_a: int, b: Variance, n_b: int, difference: float) -> float:
     """The fewest further ratings k for each of two models whose difference's 95% interval excludes 0."""
     most = max(a.n_judged - n_a, b.n_judged - n_b)
+    if min(a.n_judged, b.n_judged) < FLOOR:  # one of them can never have a clinician-scale figure
+        return math.nan
 
     def decided(k: int) -> bool:
-        na, nb = max(n_a + k, FLOOR), max(n_b + k, FLOOR)
+        na, nb = min(max(n_a + k, FLOOR), a.n_judged), min(max(n_b + k, FLOOR), b.n_judged)
         df = max(min(na, nb) - 2, 1)
         half = float(stats.t.ppf((1 + CONFIDENCE) / 2, df)) * math.sqrt(a.variance(na) + b.variance(nb))
         return half < abs(difference)

@@ -145,13 +145,13 @@ def test_the_plans_quotas_draw_that_many_unrated_answers_per_model() -> None:
     table = pool()  # two models, twenty answers each
     rated = {("run:acme/a", f"id_Ortho_{k}") for k in range(10)}  # every Ortho answer of a is rated
     for seed in range(5):
-        chosen = choose(table, None, seed, 0.0, {"acme/a": 4, "acme/b": 6}, rated)
+        chosen = choose(table, None, seed, 0.0, {"run:acme/a": 4, "run:acme/b": 6}, rated)
         models = chosen.merge(answers_table(table), on=["run", "note_id"])
         assert models.groupby("model").size().to_dict() == {"acme/a": 4, "acme/b": 6}
         assert not set(zip(chosen["run"], chosen["note_id"], strict=True)) & rated
         assert models.loc[models["model"] == "acme/a", "specialty"].eq("Neuro").all()
-        by_model = models.groupby("model")["inclusion_probability"].sum()  # a model's pis sum to the pool's share
-        assert 0 < models["inclusion_probability"].min() and models["inclusion_probability"].max() <= 1
-        assert by_model["acme/a"] == pytest.approx(4 * 4 / 10, abs=4 * 0.6)  # sanity: probabilities, not counts
-    quota_over_pool = choose(table, None, 0, 0.0, {"acme/a": 50}, rated)
+        # equal spreads: a's 4 of its 10 unrated answers, b's 3 of 10 in each specialty
+        pi = models.groupby("model")["inclusion_probability"].unique()
+        assert pi["acme/a"].tolist() == pytest.approx([0.4]) and pi["acme/b"].tolist() == pytest.approx([0.3])
+    quota_over_pool = choose(table, None, 0, 0.0, {"run:acme/a": 50}, rated)
     assert len(quota_over_pool) == 10 and quota_over_pool["inclusion_probability"].eq(1.0).all()

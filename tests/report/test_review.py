@@ -99,15 +99,20 @@ def test_the_pages_script_never_writes_markup(page_html: str, sink: str) -> None
 
 
 def test_page_refers_to_no_url(page_html: str) -> None:
-    """Self-contained: no stylesheet, script, font or image from anywhere (the page must work offline)."""
-    assert not re.search(r"https?://|\bsrc=\"|\bhref=\"", page_html)
+    """Self-contained: no stylesheet, script, font or image from anywhere (the page must work offline); the one
+    image, the leaderboard figure, is inside the page as a data: URI."""
+    assert not re.search(r"https?://|\bsrc=\"(?!data:image/png;base64,)|\bhref=\"", page_html)
+    assert len(re.findall(r"\bsrc=\"data:image/png;base64,", page_html)) == 1
 
 
 def test_render_needs_no_suite_on_disk(suite_output: Path) -> None:
-    """render_review takes the report's instance table only, so the page is the same however it was loaded."""
+    """render_review takes the report's instance table only, so the review's data is the same however it was
+    loaded (the report adds the leaderboard tab; without its tables the page is the review alone)."""
     instances = load_suite(suite_output / "runs" / "v1").instances
     html = render_review(instances, "v1")
-    assert html == (suite_output / "report" / "report.html").read_text(encoding="utf-8")
+    written = (suite_output / "report" / "report.html").read_text(encoding="utf-8")
+    assert raw_data(html) == raw_data(written)
+    assert 'id="tabs"' in written and 'id="tabs"' not in html and 'id="review" hidden' in written
 
 
 def test_failed_judges_do_not_make_a_spread() -> None:

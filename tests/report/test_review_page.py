@@ -45,7 +45,7 @@ def test_page_in_headless_chromium_filters_and_sorts(suite_output: Path, tmp_pat
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.on("request", lambda request: requests.append(request.url))
-            page.goto(report.as_uri())
+            page.goto(report.as_uri() + "#review")
             expect(page.locator("#shown")).to_have_text("10 of 10 notes")
             assert _shown(page) == EXPECTED_ORDER
             assert _drawn(page) == EXPECTED_ORDER[:6]
@@ -114,7 +114,7 @@ def test_one_and_three_judge_pages_in_headless_chromium(
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.goto(one_judge_page.as_uri())
+            page.goto(one_judge_page.as_uri() + "#review")
             expect(page.locator(".spread")).to_have_count(0)
             assert page.locator("#sort option").all_inner_texts() == ["note name"]
             assert _shown(page) == sorted(n.filename for n in NOTES)
@@ -136,7 +136,7 @@ def test_one_and_three_judge_pages_in_headless_chromium(
             expect(folded.locator(".more")).to_be_hidden()
             assert _page_height(page) > folded_height, "unfolding shows the rest"
 
-            page.goto(three_judge_page.as_uri())
+            page.goto(three_judge_page.as_uri() + "#review")
             expect(page.locator(".spread")).to_have_count(len(NOTES))
             assert page.locator("#sort").input_value() == "spread"
             spreads = page.locator("article.note").evaluate_all("els => els.map(e => Number(e.dataset.visibleSpread))")

@@ -10,7 +10,8 @@ schema: change ``VERSION`` and ``WHEEL_SHA256`` and copy the wheel's ``schemas/*
 
 ``datastore_problems`` is what EEE's ``validate`` checks beyond the schemas (every_eval_ever/validator/
 validation_core.py of the wheel): datastore paths, the aggregate and its samples file pointing at each other, the
-checksum and row count, scores inside their bounds.
+checksum and row count, scores inside their bounds; offline, on every run. ``eee_validate`` runs the wheel's own
+validator too, when the wheel can be had (its code runs on 3.11; only its install asks for 3.12).
 """
 
 from __future__ import annotations
@@ -69,6 +70,43 @@ def wheel_schemas() -> dict[str, bytes]:
     assert digest == WHEEL_SHA256, f"{wheel} is not PyPI's wheel (sha256 {digest}): delete it and run again"
     with zipfile.ZipFile(wheel) as archive:
         return {name: archive.read(f"every_eval_ever/schemas/{name}") for name in SCHEMAS}
+
+
+_VALIDATE = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from every_eval_ever.validator.validation_core import validate_file
+problems = []
+for panel in map(Path, sys.argv[2:]):
+    files = sorted(p for p in panel.rglob("*") if p.is_file())
+    available = {p.relative_to(panel).as_posix() for p in files}
+    for path in files:
+        relative = path.relative_to(panel).as_posix()
+        read = lambda name, panel=panel: (panel / name).read_text(encoding="utf-8")
+        report = validate_file(path, repo_path=relative, available_files=available, read_repo_file=read,
+                               run_semantic_checks=True)
+        problems += [f"{relative}: {item}" for item in (*report.errors, *report.warnings)]
+        problems += [] if report.valid else [f"{relative}: not valid"]
+print(json.dumps(problems))
+"""
+
+
+def eee_validate(panel_dirs: list[Path]) -> list[str]:
+    """What the wheel's own validator (``every_eval_ever validate``: its pydantic models and repository checks, the
+    CLI's semantic checks on) says of each file of the panels' directories, one line per error or warning. It runs
+    here on 3.11, in a process of its own, from the wheel unpacked once into the cache."""
+    wheel_schemas()  # fetched and checked
+    unpacked = cache_dir() / f"every_eval_ever-{VERSION}"
+    if not (unpacked / "every_eval_ever" / "validator").is_dir():
+        with zipfile.ZipFile(cache_dir() / WHEEL) as archive:
+            archive.extractall(unpacked)
+    done = subprocess.run(
+        [sys.executable, "-c", _VALIDATE, str(unpacked), *map(str, panel_dirs)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    problems: list[str] = json.loads(done.stdout)
+    return problems
 
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"

@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,15 @@ import pytest
 from helm_mtsamples_ext.common.outside_text import REPLACEMENT
 from helm_mtsamples_ext.report.cli import _exports, _parser
 from helm_mtsamples_ext.report.eee_export import REWARD_ID, UNJUDGED_ID
-from tests.report.eee_schema import SCHEMA_DIR, SCHEMAS, WheelUnavailable, datastore_problems, validators, wheel_schemas
+from tests.report.eee_schema import (
+    SCHEMA_DIR,
+    SCHEMAS,
+    WheelUnavailable,
+    datastore_problems,
+    eee_validate,
+    validators,
+    wheel_schemas,
+)
 from tests.report.eee_suite import ALPHA, BETA, PANEL, SERVED, build_eee_suite
 from tests.report.medmarks_suite import HOSTILE
 from tests.report.reports import BOOT, run_report
@@ -128,16 +137,35 @@ def test_a_broken_record_fails_the_checks(report: Path, tmp_path: Path) -> None:
         _strict('{"score": NaN}')
 
 
+def _unavailable(unavailable: WheelUnavailable) -> None:
+    """Skip with the one line; under CI, fail with it (CI reaches PyPI)."""
+    if os.environ.get("CI", "").strip().lower() in ("true", "1"):
+        pytest.fail(str(unavailable), pytrace=False)
+    pytest.skip(str(unavailable))
+
+
 def test_schema_copies_are_the_wheels() -> None:
     """tests/report/eee_schemas/ holds every-eval-ever 0.3.0's schemas byte for byte (the wheel from PyPI)."""
     try:
         shipped = wheel_schemas()
     except WheelUnavailable as unavailable:
-        if os.environ.get("CI", "").strip().lower() in ("true", "1"):
-            pytest.fail(str(unavailable), pytrace=False)
-        pytest.skip(str(unavailable))
+        _unavailable(unavailable)
     for name in SCHEMAS:
         assert (SCHEMA_DIR / name).read_bytes() == shipped[name], name
+
+
+def test_eees_own_validator_passes_every_file_and_refuses_a_broken_one(report: Path, tmp_path: Path) -> None:
+    """The wheel's validator (its pydantic models and the CLI's repository checks): no error, no warning."""
+    panels = sorted((report / "eee").iterdir())
+    try:
+        assert eee_validate(panels) == []
+    except WheelUnavailable as unavailable:
+        _unavailable(unavailable)
+    broken = tmp_path / PANEL_DIR
+    shutil.copytree(report / "eee" / PANEL_DIR, broken)
+    (samples,) = (broken / "data" / "mtsamples_procedures" / "acme" / "alpha").glob("*.jsonl")
+    samples.write_text(samples.read_text("utf-8").replace('"score": 0.9', '"score": NaN'), "utf-8")
+    assert any("NaN" in problem or "checksum" in problem for problem in eee_validate([broken]))
 
 
 def test_reward_is_the_leaderboards_with_its_interval(report: Path) -> None:

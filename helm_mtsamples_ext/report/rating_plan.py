@@ -69,11 +69,12 @@ def plan_lines(plan: pd.DataFrame) -> list[str]:
             )
             line = f"  {row.model}: {row.n_rated} of {row.n_judged} rated, {now}; {target_part}"
             if row.pair_with:
-                pair = (
-                    f"{_count(row.more_for_pair)} more each to separate it from {row.pair_with}"
-                    if not math.isnan(row.more_for_pair)
-                    else f"not separable from {row.pair_with} by ratings alone"
-                )
+                if math.isnan(row.more_for_pair):
+                    pair = f"not separable from {row.pair_with} by ratings alone"
+                elif row.more_for_pair == 0:
+                    pair = f"already separated from {row.pair_with}"
+                else:
+                    pair = f"{_count(row.more_for_pair)} more each to separate it from {row.pair_with}"
                 line += f"; {pair} ({abs(row.difference):.3f} apart)"
             lines.append(f"{line}; rho {row.rho:.2f} from {row.rho_from}; --rating-sample plan draws {row.quota}")
     return lines

@@ -22,8 +22,8 @@ a stated prior: rho = ``PRIOR_RHO`` (0.5) and the clinicians' spread equal to th
   difference exclude 0, if the difference is what it looks like now. The two models are rated independently and
   their shared notes' covariance is ignored, so this errs on the side of more ratings; NaN when rating everything
   would not do.
-- ``quota``: what ``--rating-sample plan`` draws: the larger of the two (where finite), at most the unrated answers
-  (all of them when neither is finite: rating everything comes closest).
+- ``quota``: what ``--rating-sample plan`` draws: the larger of the two, at most the unrated answers; a target out
+  of reach counts as all the unrated answers (rating everything comes closest), a pair ratings cannot decide as 0.
 """
 
 from __future__ import annotations
@@ -195,7 +195,9 @@ def rating_plan(answers: pd.DataFrame, target: float) -> pd.DataFrame:
 
 
 def _quota(row: object) -> int:
-    """The answers to draw for a model: enough for the target and for its pair, at most its unrated answers."""
+    """The answers to draw for a model: enough for the target (all its unrated answers when the target is out of
+    reach: they come closest) and for its pair (where ratings can decide it), at most its unrated answers."""
     unrated = int(row.n_judged) - int(row.n_rated)  # type: ignore[attr-defined]
-    wanted = [v for v in (row.more_for_target, row.more_for_pair) if not math.isnan(v)]  # type: ignore[attr-defined]
-    return int(min(max(wanted), unrated)) if wanted else unrated
+    target = unrated if math.isnan(row.more_for_target) else row.more_for_target  # type: ignore[attr-defined]
+    pair = 0 if math.isnan(row.more_for_pair) else row.more_for_pair  # type: ignore[attr-defined]
+    return int(min(max(target, pair), unrated))

@@ -34,6 +34,7 @@ from tests.report.eee_schema import (
     wheel_schemas,
 )
 from tests.report.eee_suite import ALPHA, BETA, PANEL, SERVED, build_eee_suite
+from tests.report.medmarks_export import export_suite
 from tests.report.medmarks_suite import HOSTILE
 from tests.report.reports import BOOT, run_report
 
@@ -318,3 +319,12 @@ def test_an_unknown_export_is_one_line(tmp_path: Path, capsys: pytest.CaptureFix
         .endswith("argument --export: takes medmarks or eee (repeat --export, or a comma list)")
     )
     assert not (tmp_path / "report").exists()
+
+
+def test_both_exports_in_one_report(tmp_path: Path) -> None:
+    """``--export medmarks --export eee``: Medmarks' files as ever, and EEE's beside them."""
+    medmarks = export_suite(tmp_path, "--export", "eee")
+    assert (medmarks / "env_index.json").is_file()
+    (panel,) = (tmp_path / "report" / "eee").iterdir()
+    assert panel.name == medmarks.name and datastore_problems(panel) == []
+    assert len(list(panel.rglob("*.json"))) == 2  # the suite's two models

@@ -1,17 +1,19 @@
 """MTSamples Procedures as a verifiers environment (MedARC's Medmarks harness): our rules behind verifiers' door.
 
 ``verifiers.load_environment("helm_mtsamples_ext.verifiers_env", judge_model=[...], ...)`` or ``vf-eval
-helm_mtsamples_ext.verifiers_env``. MedARC's arguments (``judge_model``, ``judge_base_url``, ``judge_api_key``: a
-string or a list, matched by position; ``use_think``; ``cache_dir``), our run entry's others as keyword arguments.
-Only the glue is here: the notes are ``data/``'s (pinned, HELM's extraction), the judge prompt, the verdict reading
-and the repair turns ``judges/``', the reward ``scoring/``'s. A judge that fails counts for nothing, with its
-reason in ``info["judge_feedback"]``; a note no judge scored has reward NaN, a missing reward, never 0 (verifiers
-0.1.x turns a reward function's exception or None into 0.0, and keeps a float NaN as it is), so no exception
-leaves our reward function: each is a named failure. Beside the reward, zero-weight functions show each judge's
-failed share (``judge_failed_<judge>``) and ``reward_failed_at_min``, as HELM's report does. A judge endpoint whose
-server says how many calls it takes at once (llama-cpp-python's: one) gets no more. Everything kept in a rollout's
-output is encodable and bounded (verifiers' env server cannot send a lone surrogate). A mistake the user can fix
-is one line (``LoadError``). No HELM here: the module never imports ``helm`` (the verifiers venv has none).
+helm_mtsamples_ext.verifiers_env``. MedARC's arguments (``judge_model``, ``judge_base_url``, ``judge_api_key``: a string
+or a list, matched by position; ``use_think``; ``cache_dir``), our run entry's others as keyword arguments. Only the
+glue is here: the notes are ``data/``'s (pinned, HELM's extraction), the judge prompt, the verdict reading and the
+repair turns ``judges/``', the reward ``scoring/``'s. What Medmarks' tools read is MedARC's: each row's ``example_id``
+is the one MedARC's own environment gives the note (data/example_ids.py), the reward function is ``reward_mtsamples``,
+and ``info["judge_feedback"]`` MedARC's list of evaluations (scoring/judge_feedback.py). A judge that fails counts for
+nothing, with its reason in ``info["judge_feedback"][-1]``; a note no judge scored has reward NaN, a missing reward,
+never 0 (verifiers 0.1.x turns a reward function's exception or None into 0.0, and keeps a float NaN as it is), so no
+exception leaves our reward function: each is a named failure. Beside the reward, zero-weight functions show each
+judge's failed share (``judge_failed_<judge>``) and ``reward_failed_at_min``, as HELM's report does. A judge endpoint
+whose server says how many calls it takes at once (llama-cpp-python's: one) gets no more. Everything kept in a rollout's
+output is encodable and bounded (verifiers' env server cannot send a lone surrogate). A mistake the user can fix is one
+line (``LoadError``). No HELM here: the module never imports ``helm`` (the verifiers venv has none).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from helm_mtsamples_ext.common.judge_lists import ListedJudge, list_judges
 from helm_mtsamples_ext.common.log import hwarn
 from helm_mtsamples_ext.common.model_prompt import max_tokens, model_prompt
 from helm_mtsamples_ext.common.outside_text import encodable, encodable_text, strings_mapped, terminal
-from helm_mtsamples_ext.common.record import JudgeEntry
+from helm_mtsamples_ext.common.record import FAILED, JudgeEntry
+from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.common.run_entry_args import (
     RunEntryArgs,
     door_arguments,
@@ -54,6 +57,7 @@ from helm_mtsamples_ext.common.secrets import (
     refused_key_line,
 )
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
+from helm_mtsamples_ext.data.example_ids import example_ids, manifest_index
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
 from helm_mtsamples_ext.data.notes import door_cache_dir, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.core.async_panel import judge_panel
@@ -89,23 +93,37 @@ def _run_args(named: dict[str, Any], kwargs: dict[str, Any]) -> RunEntryArgs:
     return args
 
 
-def _samples(cache_dir: str | None, extraction: str) -> list[tuple[int, NoteSample]]:
-    """The notes' samples, each with its ``example_id``: the note's position in the manifest (0-based), the same for
-    every model and every extraction, so runs of different models pair up note by note."""
+def _samples(cache_dir: str | None, extraction: str) -> list[tuple[int, int, NoteSample]]:
+    """The notes' samples, each with its ``example_id`` and its manifest position. The ``example_id`` is the row
+    MedARC's own environment gives the same note (data/example_ids.py: its keep rule over the notes in name order),
+    the same for every model and every extraction, so runs of ours and of MedARC's pair up note by note in
+    ``medarc-eval winrate``; a note MedARC does not keep gets one no MedARC id reaches."""
     directory = door_cache_dir(cache_dir)
     directory.mkdir(parents=True, exist_ok=True)
+    manifest = resolve_manifest_or_line()
     try:
-        paths = ensure_notes(directory, base_url=resolve_base_url(None), manifest=resolve_manifest())
-    except Exception as e:  # NoteHostUnreachable, ManifestUnusable, DataError: one line, already naming the fix
+        paths = ensure_notes(directory, base_url=resolve_base_url(None), manifest=manifest)
+    except Exception as e:  # NoteHostUnreachable, DataError: one line, already naming the fix
         raise ValueError(f"{names.RUN_ENTRY}: {e}") from None
-    position = {filename: i for i, filename in enumerate(paths)}
-    batch = build_samples({name: path.read_bytes() for name, path in paths.items()}, extraction)
-    return [(position[s.filename], s) for s in batch.samples]
+    raw = {name: path.read_bytes() for name, path in paths.items()}
+    ids, position = example_ids(manifest, raw), manifest_index(manifest)
+    batch = build_samples(raw, extraction)
+    return [(ids[s.filename], position[s.filename], s) for s in batch.samples]
 
 
-def _row(example_id: int, sample: NoteSample, use_think: bool) -> dict[str, Any]:
-    """A dataset row as SingleTurnEnv reads it; ``info`` carries MedARC's fields and ours."""
+def resolve_manifest_or_line() -> list[Any]:
+    """``resolve_manifest``, its refusal (``ManifestUnusable``) as the one line the door raises."""
+    try:
+        return resolve_manifest()
+    except Exception as e:
+        raise ValueError(f"{names.RUN_ENTRY}: {e}") from None
+
+
+def _row(example_id: int, manifest_position: int, sample: NoteSample, use_think: bool) -> dict[str, Any]:
+    """A dataset row as SingleTurnEnv reads it; ``info`` carries MedARC's fields (``filename``,
+    ``extracted_section``, ``procedure_note``, ``reference_plan``) and ours."""
     info = {
+        "manifest_index": manifest_position,
         "instance_id": sample.id,
         "filename": sample.filename,
         "extracted_section": sample.extracted_section,
@@ -270,18 +288,39 @@ def door_failure(error: BaseException, scrub: Callable[[str], str] = str) -> str
 
 
 def failed_note(listed: Sequence[ListedJudge], failure: str) -> dict[str, Any]:
-    """``judge_feedback`` for a note whose judging failed outside any one judge: every judge unjudged, with the
-    note's failure as each one's error and as the note's."""
-    unjudged: dict[str, Any] = {"scores": {}, "explanations": {}, "error": failure, "raw": None, "score": None}
-    unjudged["failure_kind"] = failure_kinds.kind_of(failure)
-    judges: list[dict[str, Any]] = [{"name": j.name, "model": j.model, **unjudged} for j in listed]
+    """The ``judge_feedback`` evaluation of a note whose judging failed outside any one judge: every judge unjudged,
+    with the note's failure as each one's error and as the note's (``error``, a key MedARC's evaluation lacks)."""
+    judges: list[dict[str, Any]] = [
+        {
+            "model": j.model,
+            "raw": None,
+            "error": failure,
+            "scores": {dim: {"score": None, "explanation": None} for dim in DIMENSIONS},
+            "score": None,
+            "judge": j.name,
+            "status": FAILED,
+            "failure_kind": failure_kinds.kind_of(failure),
+            "served_model": None,
+        }
+        for j in listed
+    ]
     return {"judges": judges, "score": None, "failures": len(judges), "empty_answer": False, "error": failure}
+
+
+FEEDBACK = "judge_feedback"
+"""``info``'s list of evaluations, MedARC's shape (scoring/judge_feedback.py); readers take the last."""
+
+
+def last_evaluation(info: Any) -> Any:
+    """``info["judge_feedback"][-1]``, as MedARC's readers take it; None when there is none."""
+    feedback = info.get(FEEDBACK) if isinstance(info, Mapping) else None
+    return feedback[-1] if isinstance(feedback, list) and feedback else None
 
 
 def reward_failed_at_min(feedback: Any) -> float:
     """The note's reward with every failed judgment at the scale's minimum (``scoring.reward.failed_at_min``, HELM's
-    report's rule for one note), read from ``judge_feedback``. Never NaN, so a zero weight adds nothing to verifiers'
-    reward."""
+    report's rule for one note), read from ``judge_feedback``'s last evaluation. Never NaN, so a zero weight adds
+    nothing to verifiers' reward."""
     if not isinstance(feedback, Mapping):
         return FLOOR_REWARD
     judges = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping)]
@@ -289,13 +328,27 @@ def reward_failed_at_min(feedback: Any) -> float:
     return failed_at_min(rewards, bool(feedback.get("empty_answer")))
 
 
-def judge_failed(feedback: Any, name: str) -> float:
-    """1.0 when judge ``name`` gave nothing that counts on the note, else 0.0 (an empty answer asks no judge: 0.0)."""
+UNJUDGED = "unjudged"
+"""The metric that is 1.0 on a note no judge scored (its reward NaN), else 0.0."""
+
+
+def note_unjudged(feedback: Any) -> float:
+    """1.0 when no judge scored the note (its reward is missing), else 0.0; an empty answer scores 0, judged."""
     if not isinstance(feedback, Mapping):
         return 1.0
     if feedback.get("empty_answer"):
         return 0.0
-    mine = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping) and j.get("name") == name]
+    return 0.0 if isinstance(feedback.get("score"), int | float) else 1.0
+
+
+def judge_failed(feedback: Any, name: str) -> float:
+    """1.0 when judge ``name`` gave nothing that counts on the note, else 0.0 (an empty answer asks no judge: 0.0);
+    ``feedback`` is ``judge_feedback``'s last evaluation."""
+    if not isinstance(feedback, Mapping):
+        return 1.0
+    if feedback.get("empty_answer"):
+        return 0.0
+    mine = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping) and j.get("judge") == name]
     return 0.0 if mine and isinstance(mine[0].get("score"), int | float) else 1.0
 
 
@@ -376,7 +429,7 @@ class _Panel:
             info["record"] = kept(judged.record.to_dict())
         except Exception as error:
             feedback = failed_note(self.listed, door_failure(error, self.scrub))
-        info["judge_feedback"] = kept(feedback)
+        info.setdefault(FEEDBACK, []).append(kept(feedback))  # MedARC's list: one evaluation per scoring
         score = feedback["score"]
         return math.nan if score is None else float(score)
 
@@ -401,8 +454,10 @@ class _Panel:
     def metrics(self) -> list[Callable[..., Any]]:
         """The zero-weight functions verifiers averages in its summary and saves per rollout: each judge's failed
         share (``judge_failed_<judge>``: 1.0 on a note it failed) and ``reward_failed_at_min``, as HELM's report
-        shows them beside the reward. They read what ``reward`` put in ``info`` (verifiers calls the functions in
-        order); none is ever NaN, which a zero weight would carry into the reward."""
+        shows them beside the reward, and ``unjudged`` (1.0 on a note no judge scored): the share of notes whose NaN
+        reward makes verifiers' plain ``avg_reward`` NaN, printed beside it. They read what ``reward`` put in
+        ``info`` (verifiers calls the functions in order); none is ever NaN, which a zero weight would carry into
+        the reward."""
         functions: list[Callable[..., Any]] = []
         taken: set[str] = set()
         for j in self.listed:
@@ -411,6 +466,7 @@ class _Panel:
             taken.add(name)
             functions.append(_named(name, partial(judge_failed, name=j.name)))
         functions.append(_named(BOUNDED, reward_failed_at_min))
+        functions.append(_named(UNJUDGED, note_unjudged))
         return functions
 
 
@@ -419,7 +475,7 @@ def _named(name: str, read: Callable[[Any], float]) -> Callable[..., Any]:
 
     async def metric(info: dict[str, Any]) -> float:
         try:
-            return float(read(info.get("judge_feedback")))
+            return float(read(last_evaluation(info)))
         except Exception:  # never verifiers' 0 for a failed share
             return 1.0 if name != BOUNDED else FLOOR_REWARD
 
@@ -549,18 +605,19 @@ def load_environment(*args: Any, **kwargs: Any) -> Any:
     named = given
     run, judges, slots = _checked_panel(named, others, panel_args)
     try:
-        rows = [_row(i, sample, run.use_think) for i, sample in _samples(cache_dir, run.extraction)]
+        rows = [_row(i, at, sample, run.use_think) for i, at, sample in _samples(cache_dir, run.extraction)]
     except ValueError as error:
         raise LoadError(" ".join(str(error).split())) from None
     panel = _Panel(judges, run, slots)
 
-    async def mtsamples_reward(completion: Any, info: dict[str, Any]) -> float:
+    async def reward_mtsamples(completion: Any, info: dict[str, Any]) -> float:
+        """MedARC's name: the column of each rollout's ``metrics`` and of verifiers' summary."""
         return await panel.reward(completion, info)
 
     metrics = panel.metrics()
     env = _environment_class()(
         eval_dataset=Dataset.from_list(rows),
-        rubric=_rubric([mtsamples_reward, *metrics], [1.0] + [0.0] * len(metrics)),
+        rubric=_rubric([reward_mtsamples, *metrics], [1.0] + [0.0] * len(metrics)),
         sampling_args={"temperature": 0.0, "max_tokens": max_tokens(run.use_think)},
     )
     if panel_args["judge_api_key"] is not None:

@@ -11,8 +11,9 @@ the reward with failed judgments at the scale's minimum, and the warning.
 What is read, and nothing else (never a model's or judge's words as instructions: every text stays data):
 - an Inspect log (``.eval``, a zip; or ``.json``): its model (``eval.model``) and each sample's ``panel_scorer``
   metadata (``judges``, ``failures``, ``empty_answer``);
-- a verifiers ``results.jsonl``: each rollout's ``info.record`` (``info.judge_feedback`` for older files), its
-  ``example_id``, and the model from the ``metadata.json`` beside it.
+- a verifiers ``results.jsonl``: each rollout's ``info.record`` (else ``info.judge_feedback``: MedARC's list of
+  evaluations, its last one read, or the one dict older files hold), its ``example_id``, and the model from the
+  ``metadata.json`` beside it. Python's ``json`` reads verifiers' ``NaN`` reward (docs/verifiers.md); it is not used.
 """
 
 from __future__ import annotations
@@ -153,25 +154,43 @@ def _verifiers_rows(path: Path) -> Iterator[dict[str, Any]]:
 
 def _verifiers_record(info: Mapping[str, Any]) -> tuple[object, list[str]]:
     """A rollout's record and panel: ``info.record`` as the door wrote it, else rebuilt from ``judge_feedback``."""
-    feedback = info.get("judge_feedback") or {}
-    judges = [str(j.get("name")) for j in feedback.get("judges") or [] if isinstance(j, Mapping)]
+    feedback = _last_evaluation(info.get("judge_feedback"))
+    entries = [j for j in feedback.get("judges") or [] if isinstance(j, Mapping)]
+    judges = [_judge_name(j) for j in entries]
     record = info.get("record")
     if isinstance(record, Mapping):
         parsed = NoteRecord.from_dict(record)
         return record, judges or (list(parsed.judges) if parsed is not None else [])
     if feedback.get("empty_answer"):
         return NoteRecord.empty().to_dict(), judges
-    failed = [str(j["name"]) for j in feedback.get("judges") or [] if isinstance(j, Mapping) and j.get("error")]
-    entries = {
-        str(j["name"]): {
-            **{d: {"score": s} for d, s in (j.get("scores") or {}).items()},
+    failed = [_judge_name(j) for j in entries if j.get("error")]
+    rebuilt = {
+        _judge_name(j): {
+            **{d: {"score": _score(s)} for d, s in (j.get("scores") or {}).items()},
             "failure": j.get("error"),
             "failure_kind": j.get("failure_kind"),  # absent from a rollout written before kinds were stored
         }
-        for j in feedback.get("judges") or []
-        if isinstance(j, Mapping)
+        for j in entries
     }
-    return {**entries, "failed_judges": failed}, judges
+    return {**rebuilt, "failed_judges": failed}, judges
+
+
+def _last_evaluation(feedback: object) -> Mapping[str, Any]:
+    """``judge_feedback``'s evaluation: the last of MedARC's list (as its readers take it), or the one dict an older
+    door wrote."""
+    if isinstance(feedback, list):
+        feedback = feedback[-1] if feedback else None
+    return feedback if isinstance(feedback, Mapping) else {}
+
+
+def _judge_name(judge: Mapping[str, Any]) -> str:
+    """A judge's name in the panel: ``judge`` (MedARC's shape, ours beside ``model``), ``name`` in older files."""
+    return str(judge.get("judge", judge.get("name", judge.get("model"))))
+
+
+def _score(value: object) -> object:
+    """A dimension's score: MedARC's ``{"score": s, "explanation": e}``, or the bare score older files kept."""
+    return value.get("score") if isinstance(value, Mapping) else value
 
 
 def _note_rows(record: object, judges: list[str], model: str, note: str) -> Iterator[dict[str, Any]]:

@@ -6,8 +6,11 @@ shapes, so the rule can be tried on known truth."""
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +78,52 @@ def test_nothing_to_read_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.C
     assert main(["--door-results", str(tmp_path / "missing")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: no Inspect log or verifiers results.jsonl") and len(err) == 2
+
+
+def feedback_lines(shape: str) -> list[str]:
+    """Three rollouts without ``info.record``, their ``judge_feedback`` in MedARC's list shape (``new``) or the one
+    dict older releases wrote (``old``): judged by both judges, by ``kind`` alone (``harsh`` failed), by none."""
+    lines, lost = [], "no verdict in reply"
+    judges: list[dict[str, Any]]
+    for i, failed in enumerate([set(), {"harsh"}, {"harsh", "kind"}]):
+        if shape == "new":
+            judges = [
+                {
+                    "model": f"{j}-model",
+                    "raw": None,
+                    "error": lost if j in failed else None,
+                    "scores": {
+                        d: {"score": None if j in failed else s, "explanation": None} for d, s in VERDICT.items()
+                    },
+                    "score": None,
+                    "judge": j,
+                    "failure_kind": "no_verdict" if j in failed else None,
+                }
+                for j in ("harsh", "kind")
+            ]
+            feedback: object = [{"judges": judges, "score": None, "failures": len(failed), "empty_answer": False}]
+        else:
+            judges = [
+                {
+                    "name": j,
+                    "scores": {} if j in failed else dict(VERDICT),
+                    "error": "no verdict" if j in failed else None,
+                }
+                for j in ("harsh", "kind")
+            ]
+            feedback = {"judges": judges, "score": None, "failures": len(failed), "empty_answer": False}
+        lines.append(json.dumps({"example_id": i, "reward": math.nan, "info": {"judge_feedback": feedback}}))
+    return lines
+
+
+@pytest.mark.parametrize("shape", ["new", "old"])
+def test_judge_feedback_is_read_in_medarcs_list_shape_and_in_the_old_dict(tmp_path: Path, shape: str) -> None:
+    run = tmp_path / "outputs" / "evals" / "env--m" / "abc"
+    run.mkdir(parents=True)
+    (run / "results.jsonl").write_text("\n".join(feedback_lines(shape)) + "\n", encoding="utf-8")
+    (run / "metadata.json").write_text(json.dumps({"model": "m"}), encoding="utf-8")
+    board = summarize(read_door_runs([tmp_path]).rows).board.set_index("model")
+    assert board.loc["m", "notes"] == 3 and board.loc["m", "unjudged"] == 1
+    assert board.loc["m", "reward"] == pytest.approx(sum(VERDICT.values()) / 15)
+    assert board.loc["m", "failed_share:harsh"] == pytest.approx(2 / 3)
+    assert board.loc["m", "failed_share:kind"] == pytest.approx(1 / 3)

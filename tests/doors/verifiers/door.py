@@ -34,3 +34,24 @@ def judge_prompt(output: dict[str, Any]) -> str:
 def judge_reward(scores: dict[str, int]) -> float:
     """The README's formula: a judge's reward is the mean of score/5 over its dimensions."""
     return sum(scores[d] / 5 for d in DIMENSIONS) / len(DIMENSIONS)
+
+
+def evaluation(output: dict[str, Any]) -> dict[str, Any]:
+    """The rollout's last ``judge_feedback`` evaluation, read as MedARC's readers read it: ``[-1]``."""
+    feedback = output["info"]["judge_feedback"]
+    assert isinstance(feedback, list), "MedARC's shape: a list of evaluations"
+    return dict(feedback[-1])
+
+
+def judges_of(output: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each judge's entry of the last evaluation, by its name in our panel (``judge``, beside MedARC's ``model``)."""
+    return {judge["judge"]: judge for judge in evaluation(output)["judges"]}
+
+
+def scores_of(judge: dict[str, Any]) -> dict[str, int]:
+    """A judge entry's scores that count, by dimension (MedARC's ``scores[dim]["score"]``; None left out)."""
+    return {dim: value["score"] for dim, value in judge["scores"].items() if value["score"] is not None}
+
+
+def explanations_of(judge: dict[str, Any]) -> dict[str, str | None]:
+    return {dim: value["explanation"] for dim, value in judge["scores"].items()}

@@ -18,6 +18,9 @@ import verifiers as vf
 from helm_mtsamples_ext.common.failure_kinds import KINDS, failure_kind
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from tests import golden
+from tests.doors.verifiers.door import evaluation as last_evaluation
+from tests.doors.verifiers.door import judges_of
+from tests.doors.verifiers.door import scores_of as counted
 from tests.servers.judge import JudgeServer, RecordedRequest
 from tests.servers.model import ModelServer
 from tests.synthetic_notes import SyntheticNotes
@@ -73,12 +76,12 @@ def note_of(output: dict[str, Any]) -> str:
 
 
 def feedback_of(output: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {judge["name"]: judge for judge in output["info"]["judge_feedback"]["judges"]}
+    return judges_of(output)
 
 
 def scores_of(judge: dict[str, Any]) -> golden.Scores | None:
-    """A judge's scores as the table writes them, None when it gave none."""
-    scores = judge["scores"]
+    """A judge's scores as the table writes them, None when it gave none (MedARC's ``scores[dim]["score"]``)."""
+    scores = counted(judge)
     return None if not scores else (scores[DIMENSIONS[0]], scores[DIMENSIONS[1]], scores[DIMENSIONS[2]])
 
 
@@ -87,10 +90,10 @@ def test_each_note_gets_the_tables_reward(rollouts: dict[str, dict[str, Any]], n
     reward, expected = rollouts[note]["reward"], golden.EXPECTED[note].reward
     if expected is None:
         assert math.isnan(reward), f"{note}: no judge scored it, so its reward is missing (NaN), not {reward}"
-        assert rollouts[note]["info"]["judge_feedback"]["score"] is None
+        assert last_evaluation(rollouts[note])["score"] is None
     else:
         assert reward == pytest.approx(expected, abs=1e-9), note
-        assert rollouts[note]["info"]["judge_feedback"]["score"] == pytest.approx(expected, abs=1e-9)
+        assert last_evaluation(rollouts[note])["score"] == pytest.approx(expected, abs=1e-9)
 
 
 @pytest.mark.parametrize("note", sorted(golden.CASES))
@@ -99,8 +102,8 @@ def test_each_judge_gives_the_tables_scores_or_fails_with_its_kind(
 ) -> None:
     expected, feedback = golden.EXPECTED[note], feedback_of(rollouts[note])
     if golden.CASES[note] == "empty":  # no judge asked: none scored, none failed
-        assert all(not j["scores"] and j["error"] is None for j in feedback.values())
-        assert rollouts[note]["info"]["judge_feedback"]["empty_answer"] is True
+        assert all(not counted(j) and j["error"] is None for j in feedback.values())
+        assert last_evaluation(rollouts[note])["empty_answer"] is True
         return
     assert sorted(feedback) == sorted(golden.JUDGES)
     assert {name: scores_of(j) for name, j in feedback.items()} == expected.scores
@@ -110,7 +113,7 @@ def test_each_judge_gives_the_tables_scores_or_fails_with_its_kind(
     assert stored == expected.failures and set(stored.values()) <= set(KINDS), "each kind beside its text"
     record = rollouts[note]["info"]["record"]
     assert {name: record[name].get("failure_kind") for name in stored} == expected.failures, "in info's record too"
-    assert rollouts[note]["info"]["judge_feedback"]["failures"] == len(expected.failures)
+    assert last_evaluation(rollouts[note])["failures"] == len(expected.failures)
 
 
 def test_the_failures_per_judge_and_kind_are_the_tables(rollouts: dict[str, dict[str, Any]]) -> None:

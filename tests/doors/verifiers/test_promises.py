@@ -31,8 +31,11 @@ from tests.doors.verifiers.door import (
     KEY_VAR,
     answer_for,
     completion_text,
+    evaluation,
+    explanations_of,
     judge_prompt,
     judge_reward,
+    judges_of,
 )
 from tests.servers.judge import UNENCODABLE_ANSWER, JudgeServer
 from tests.servers.model import ModelServer
@@ -55,8 +58,7 @@ def run(
         return list(env.evaluate_sync(client=client, model="alpha", num_examples=n)["outputs"])
 
 
-def feedback_of(output: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {j["name"]: j for j in output["info"]["judge_feedback"]["judges"]}
+feedback_of = judges_of
 
 
 def test_each_reply_shape_is_named_as_the_core_names_it() -> None:
@@ -127,9 +129,9 @@ def test_an_exception_outside_the_judges_leaves_the_note_unjudged_and_named_neve
     with JudgeServer({"ja": "steady"}) as server:
         outputs = run(server)
     for output in outputs:
-        assert math.isnan(output["reward"]) and math.isnan(output["mtsamples_reward"])
+        assert math.isnan(output["reward"]) and math.isnan(output["reward_mtsamples"])
         failure = "failed in the door: the verifiers environment: ZeroDivisionError: division by zero"
-        assert output["info"]["judge_feedback"]["error"] == failure and feedback_of(output)["ja"]["error"] == failure
+        assert evaluation(output)["error"] == failure and feedback_of(output)["ja"]["error"] == failure
         assert feedback_of(output)["ja"]["failure_kind"] == DOOR_FAILED, "the kind beside the text, no record here"
         assert output["reward_failed_at_min"] == FLOOR_REWARD
 
@@ -261,7 +263,7 @@ def test_what_the_door_keeps_of_an_unencodable_answer_and_explanation_is_msgpack
     (output,) = outputs
     assert completion_text(output) == UNENCODABLE_ANSWER.replace("\ud800", REPLACEMENT).replace("\x00", REPLACEMENT)
     assert output["info"]["answer_replaced_characters"] == 2
-    assert feedback_of(output)["ja"]["explanations"]["accuracy"] == f"accurate {REPLACEMENT} plan{REPLACEMENT}[2J"
+    assert explanations_of(feedback_of(output)["ja"])["accuracy"] == f"accurate {REPLACEMENT} plan{REPLACEMENT}[2J"
 
 
 @pytest.mark.timeout(240)
@@ -298,7 +300,8 @@ def test_info_is_bounded_and_encodable() -> None:
 
 def test_no_metric_is_ever_nan_so_a_zero_weight_never_moves_the_reward() -> None:
     """verifiers adds each function's value times its weight: 0 x NaN is NaN."""
-    for feedback in [None, {}, {"judges": [{"name": "a", "score": None}]}, {"empty_answer": True, "judges": []}]:
+    for feedback in [None, {}, {"judges": [{"judge": "a", "score": None}]}, {"empty_answer": True, "judges": []}]:
         assert not math.isnan(verifiers_env.reward_failed_at_min(feedback))
         assert not math.isnan(verifiers_env.judge_failed(feedback, "a"))
+        assert verifiers_env.note_unjudged(feedback) == (0.0 if feedback and feedback.get("empty_answer") else 1.0)
     assert verifiers_env.reward_failed_at_min({"empty_answer": True}) == 0.0

@@ -26,8 +26,12 @@ from tests.doors.verifiers.door import (
     KEY_VAR,
     answer_for,
     completion_text,
+    evaluation,
+    explanations_of,
     judge_prompt,
     judge_reward,
+    judges_of,
+    scores_of,
 )
 from tests.readme_blocks import block_running
 from tests.servers.judge import JudgeServer
@@ -77,18 +81,18 @@ def test_the_rewards_are_our_scoring_of_the_judges_verdicts_and_a_failed_judge_c
     assert len(failing) == 1, "the synthetic notes put one Obstetrics note among the first three"
     for output in outputs:
         prompt = judge_prompt(output)
-        feedback = {j["name"]: j for j in output["info"]["judge_feedback"]["judges"]}
+        feedback = judges_of(output)
         ja = judges.scores_for("ja", prompt)
-        assert feedback["ja"]["scores"] == ja and feedback["ja"]["error"] is None
+        assert scores_of(feedback["ja"]) == ja and feedback["ja"]["error"] is None
         if output in failing:
-            assert feedback["jb"]["scores"] == {} and feedback["jb"]["score"] is None
+            assert scores_of(feedback["jb"]) == {} and feedback["jb"]["score"] is None
             assert feedback["jb"]["error"].startswith("no verdict in reply")
             assert output["reward"] == pytest.approx(judge_reward(ja))
         else:
             jb = judges.scores_for("jb", prompt)
-            assert feedback["jb"]["scores"] == jb and feedback["jb"]["error"] is None
+            assert scores_of(feedback["jb"]) == jb and feedback["jb"]["error"] is None
             assert output["reward"] == pytest.approx((judge_reward(ja) + judge_reward(jb)) / 2)
-        assert output["info"]["judge_feedback"]["score"] == pytest.approx(output["reward"])
+        assert evaluation(output)["score"] == pytest.approx(output["reward"])
 
 
 def test_the_model_gets_helms_prompt_and_the_judges_our_schema(notes_env: dict[str, str]) -> None:
@@ -117,14 +121,14 @@ def test_a_note_no_judge_scored_has_a_missing_reward_never_0(notes_env: dict[str
     outputs, _, _ = evaluate({"jr": "reject"}, n=2)
     for output in outputs:
         assert math.isnan(output["reward"])
-        (feedback,) = output["info"]["judge_feedback"]["judges"]
+        (feedback,) = evaluation(output)["judges"]
         assert feedback["score"] is None and "HTTP 400" in feedback["error"]
-        assert output["info"]["judge_feedback"]["score"] is None
+        assert evaluation(output)["score"] is None
 
 
 def test_a_judge_that_times_out_is_excluded_with_its_reason(notes_env: dict[str, str]) -> None:
     outputs, judges, _ = evaluate({"ja": "steady", "js": "slow"}, n=1, judge_timeout=1)
-    feedback = {j["name"]: j for j in outputs[0]["info"]["judge_feedback"]["judges"]}
+    feedback = judges_of(outputs[0])
     assert (feedback["js"]["error"], feedback["js"]["score"]) == ("timed out", None)
     assert outputs[0]["reward"] == pytest.approx(judge_reward(judges.scores_for("ja", judge_prompt(outputs[0]))))
 
@@ -135,7 +139,7 @@ def test_a_judge_that_died_costs_each_note_no_wait_once_three_were_lost(notes_en
     judge_max_wait; the other judge's verdicts still make every reward."""
     n = 8
     outputs, judges, _ = evaluate({"ja": "steady", "jh": "hangup"}, n=n, judge_max_wait=60)
-    errors = [next(j["error"] for j in o["info"]["judge_feedback"]["judges"] if j["name"] == "jh") for o in outputs]
+    errors = [judges_of(o)["jh"]["error"] for o in outputs]
     assert all(CONNECTION_FAILED in e for e in errors), errors
     assert sum(e.startswith(f"{JUDGE_UNAVAILABLE}: ") for e in errors) >= n - 3, errors
     assert judges.counts["jh"] <= 2 * n, "without the breaker each note retries until judge_max_wait"
@@ -197,8 +201,8 @@ def test_a_judge_without_a_key_is_refused_at_load(notes_env: dict[str, str], mon
 
 def test_a_reply_without_a_verdict_gets_a_repair_turn(notes_env: dict[str, str]) -> None:
     outputs, judges, _ = evaluate({"jr": "repairable"}, n=1)
-    (feedback,) = outputs[0]["info"]["judge_feedback"]["judges"]
-    assert feedback["error"] is None and outputs[0]["reward"] == pytest.approx(judge_reward(feedback["scores"]))
+    (feedback,) = evaluation(outputs[0])["judges"]
+    assert feedback["error"] is None and outputs[0]["reward"] == pytest.approx(judge_reward(scores_of(feedback)))
     assert [r.turns for r in judges.requests] == [1, 2]
 
 
@@ -211,7 +215,8 @@ def readme_vf_eval() -> list[str]:
 def test_the_readmes_vf_eval_command_runs_the_environment(
     notes_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The docs' command with its placeholders filled (the model, its URL and key variable; the judges' URL)."""
+    """The docs' command with its placeholders filled (the model, its URL and key variable; the judges' URL): it saves
+    what the docs describe, and prints the unjudged share beside the average."""
     command = readme_vf_eval()
     option = {flag: i + 1 for i, flag in enumerate(command) if flag.startswith("-")}
     env_args = json.loads(command[option["-a"]])
@@ -228,7 +233,10 @@ def test_the_readmes_vf_eval_command_runs_the_environment(
         done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
         assert done.returncode == 0, done.stderr[-2000:]
         assert len(model.prompts) == 2 and judges.count() == 2
-    assert "reward: avg" in done.stdout
+    assert "reward: avg" in done.stdout and "unjudged: avg - 0.000" in done.stdout
+    assert "-s" in command, "the docs describe results.jsonl and metadata.json: -s saves them"
+    (results,) = tmp_path.glob("outputs/evals/*/*/results.jsonl")
+    assert results.with_name("metadata.json").is_file() and len(results.read_text().splitlines()) == 2
 
 
 def test_medarc_eval_takes_medarcs_arguments_and_ours_by_name(notes_env: dict[str, str], tmp_path: Path) -> None:
@@ -281,13 +289,13 @@ def test_a_judge_echoing_its_key_never_gets_it_kept_or_logged(
             print("LEAK", name, text[max(0, m.start() - 300) : m.end() + 50])
     assert SECRET not in json.dumps(outputs, default=str) + said.out + said.err + caplog.text
     assert judges.count() >= 1, "the judge was asked"
-    (feedback,) = outputs[0]["info"]["judge_feedback"]["judges"]
+    (feedback,) = evaluation(outputs[0])["judges"]
     given = judges.scores_for("ja", judge_prompt(outputs[0]))
     if behaviour == "key_echo":
-        assert feedback["scores"] == given
-        assert all("***" in feedback["explanations"][d] for d in DIMENSIONS)
+        assert scores_of(feedback) == given
+        assert all("***" in (explanations_of(feedback)[d] or "") for d in DIMENSIONS)
     elif behaviour == "key_score":
-        assert feedback["scores"] == {d: s for d, s in given.items() if d != "clarity"}, "the key is no score"
+        assert scores_of(feedback) == {d: s for d, s in given.items() if d != "clarity"}, "the key is no score"
     else:
         assert feedback["score"] is None and feedback["error"], "no score the judge did not give"
 

@@ -51,9 +51,9 @@ PLAN_COLUMNS = [*KEYS, "n_rated", "n_judged", "rho", "residual_var", "judge_var"
 OWN = "ppi++ own ratings"
 UNIFORM = "; no inclusion probabilities recorded: taken as a uniform sample"
 TRANSPORT_ALPHA = 0.05
-"""The transport check's false-flag rate per model (two-sided Welch t). At the floor of 10 rated answers per model
-and a residual spread of 0.08, a bias of 0.1 for one model is flagged in >= 80% of simulated rounds
-(tests/stats/test_clinician_scale_sim.py)."""
+"""The transport check's false-flag rate per model (two-sided Welch t; 4-5.5% in simulation). A model-specific judge
+bias of 0.1 is flagged in 88.5% of simulated rounds at 20 rated answers a model, 59% at 10 (docs/report.md), hence
+`evidence.MINIMUMS.rated_for_transport`."""
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,12 @@ def same(score: int) -> dict[str, object]:
     return ok(score, score, score)
 
 
-def build_rated(tmp_path: Path) -> tuple[Path, Path]:
+def probability(i: int) -> float:
+    """A recorded inclusion probability: the first six rated answers of a model drawn at 0.2, the rest at 0.6."""
+    return 0.2 if i < 6 else 0.6
+
+
+def build_rated(tmp_path: Path, recorded: bool = False) -> tuple[Path, Path]:
     runs = [
         Run(model, ["judge-one", "judge-two"],
             {n.filename: {"judge-one": same(judge_score(model, i, 0)), "judge-two": same(judge_score(model, i, 1))}
@@ -86,8 +91,9 @@ def build_rated(tmp_path: Path) -> tuple[Path, Path]:
             for i in range(n):
                 scores = dict.fromkeys(("accuracy", "completeness", "clarity"), clinician_score(model, i))
                 run = run_name(runs[0]).replace("acme/a", model).replace("/", "_")
+                pi = {"inclusion_probability": probability(i)} if recorded else {}
                 writer.writerow({"run": run, "instance_id": instance_id(NOTES[i]), "model": model, "rater": "alice",
-                                 **scores})  # fmt: skip
+                                 **scores, **pi})  # fmt: skip
     return output, path
 
 
@@ -151,3 +157,35 @@ def test_report_md_shows_the_clinician_scale_with_its_interval_and_the_floor_lin
     floor_line = "- **acme/c** (panel `judge-one+judge-two`): none: 6 rated, 10 needed (rate 4 more of its answers)."
     assert floor_line in section
     assert "no inclusion probabilities recorded: taken as a uniform sample" in section
+
+
+def weighted_independent(model: str) -> tuple[float, float]:
+    """docs/ratings.md's formula with weights w = 1 / pi, written out: lambda minimises
+    sum (1 - pi) w^2 (e_y - lambda e_f)^2 (e: centred at the weighted means), clipped to [0, 1]; the estimate is
+    lambda * mean over all judged answers (f) + sum w (y - lambda f) / sum w. Also the Hajek mean of y."""
+    f_all = np.array([(judge_score(model, i, 0) + judge_score(model, i, 1)) / 10 for i in range(len(NOTES))])
+    n = RATED[model]
+    y = np.array([clinician_score(model, i) / 5 for i in range(n)])
+    f = f_all[:n]
+    pi = np.array([probability(i) for i in range(n)])
+    w = 1 / pi
+    ey, ef = y - np.average(y, weights=w), f - np.average(f, weights=w)
+    a = (1 - pi) * w**2
+    lam = float(np.clip(np.sum(a * ey * ef) / np.sum(a * ef**2), 0, 1))
+    return lam * f_all.mean() + float(np.average(y - lam * f, weights=w)), float(np.average(y, weights=w))
+
+
+def test_recorded_inclusion_probabilities_reach_the_estimate_and_human_reward(tmp_path: Path) -> None:
+    """A ratings.csv with `inclusion_probability` (as the rating mode's Export writes it) through the command line:
+    each rating weighted by 1 / its probability, in clinician_reward and in human_reward, and no "uniform" caveat."""
+    output, ratings = build_rated(tmp_path, recorded=True)
+    out = tmp_path / "report"
+    _run(["--suite", "v1", "-o", str(output), "--out", str(out), "--bootstrap", "200", "--ratings", str(ratings)])
+    board = pd.read_csv(out / "leaderboard.csv").set_index("model")
+    for model in ("acme/a", "acme/b"):
+        clinician, human = weighted_independent(model)
+        assert board.loc[model, "clinician_reward"] == pytest.approx(clinician, abs=1e-9)
+        assert board.loc[model, "human_reward"] == pytest.approx(human, abs=1e-9)
+        assert board.loc[model, "calibration"].startswith("ppi++ own ratings; transport not yet checkable")
+        assert board.loc[model, "human_reward_ci_low"] < human < board.loc[model, "human_reward_ci_high"]
+    assert board.loc["acme/a", "clinician_reward"] != pytest.approx(independent("acme/a"), abs=1e-6)

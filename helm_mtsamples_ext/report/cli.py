@@ -253,6 +253,12 @@ def _report(
         rated = rated_answers(ratings)
         quotas = plan_quotas(tables[PLAN_TABLE], data.instances, rated)
         sample = RatingRound(None, args.seed, args.rating_overlap, quotas, rated)
+        offered = sum(quota for _, quota in quotas)
+        progress.say(
+            f"--rating-sample plan: report.html offers {offered} unrated answers, each model's quota in rating_plan.csv"
+            if offered
+            else "--rating-sample plan: the plan asks for no more ratings; report.html offers none"
+        )
     else:
         sample = RatingRound(args.rating_sample, args.seed, args.rating_overlap)
     if args.rating_sample is not None and answers_table(data.instances).empty:

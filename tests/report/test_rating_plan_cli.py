@@ -63,10 +63,13 @@ def test_with_ratings_the_plan_uses_the_correlation_seen(suite: tuple[Path, Path
     assert "acme/top: 12 of 40 rated, +-" in printed and "+-0.08" in printed
 
 
-def test_the_plans_sample_draws_each_models_quota_of_unrated_answers(suite: tuple[Path, Path], tmp_path: Path) -> None:
+def test_the_plans_sample_draws_each_models_quota_of_unrated_answers(
+    suite: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     output, ratings = suite
     report(output, tmp_path / "r", "--rating-sample", "plan", "--ratings", str(ratings), "--target-halfwidth", "0.08")
     plan = pd.read_csv(tmp_path / "r" / "rating_plan.csv").set_index("model")  # written with the draw too
+    assert f"--rating-sample plan: report.html offers {plan['quota'].sum()} unrated answers" in capsys.readouterr().err
     data = page_data((tmp_path / "r" / "report.html").read_text(encoding="utf-8"))
     notes = {note["name"]: note["id"] for note in data.notes}
     offered = pd.DataFrame(

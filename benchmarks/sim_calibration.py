@@ -27,9 +27,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks import parse_args  # noqa: E402
-from helm_mtsamples_ext.stats.clinician_scale import TRANSPORT_ALPHA, estimate, transport  # noqa: E402
+from helm_mtsamples_ext.stats.clinician_scale import TRANSPORT_ALPHA, estimate, transport_panel  # noqa: E402
 from helm_mtsamples_ext.stats.evidence import MINIMUMS  # noqa: E402
-from tests.stats.clinician_sim import DISTORTIONS, NOTES, records_probabilities, simulate  # noqa: E402
+from tests.stats.clinician_sim import DISTORTIONS, records_probabilities, simulate  # noqa: E402
 
 SHARES = (0.05, 0.10, 0.20)
 JUDGE_SD = 0.1
@@ -103,8 +103,8 @@ def transport_rows(draws: int) -> list[str]:
             rng = np.random.default_rng(3)
             flagged[name] = []
             for _ in range(draws):
-                found = simulate(name, per_model / NOTES, JUDGE_SD, rng)
-                flagged[name].append(bool(transport(found.table, "m0")[2] < TRANSPORT_ALPHA))
+                found = simulate(name, 0.0, JUDGE_SD, rng, per_model)
+                flagged[name].append(bool(transport_panel(found.table)["m0"][2] < TRANSPORT_ALPHA))
         rows.append(f"| {per_model} | {share(flagged['one model kinder by 0.1 more'])} | "
                     f"{share(flagged['kinder by 0.1'])} |")  # fmt: skip
     return rows

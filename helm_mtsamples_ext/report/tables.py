@@ -23,7 +23,7 @@ from helm_mtsamples_ext.report.cost import Prices, with_judge_cost
 from helm_mtsamples_ext.report.judge_versions import judge_versions, version_warnings
 from helm_mtsamples_ext.report.rules_versions import rules_warnings
 from helm_mtsamples_ext.scoring.failure_reasons import LARGER_JUDGE_MODEL, advice, panel_lines
-from helm_mtsamples_ext.stats.clinician_scale import clinician_tables
+from helm_mtsamples_ext.stats.clinician_scale import clinician_tables, transport_warnings
 from helm_mtsamples_ext.stats.flagged_references import flagged_tables
 from helm_mtsamples_ext.stats.human_agreement import human_tables
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings, by_specialty, leaderboard, note_table
@@ -97,4 +97,4 @@ def audit_lines(tables: dict[str, pd.DataFrame]) -> list[str]:
     preference = tables.get("judge_self_preference")
     lines += warning_lines(preference) if preference is not None else []
     versions = version_warnings(tables["judge_versions"]) + rules_warnings(tables["instances"])
-    return lines + versions + panel_lines(calls)
+    return lines + transport_warnings(board) + versions + panel_lines(calls)

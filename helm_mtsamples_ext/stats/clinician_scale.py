@@ -50,9 +50,10 @@ PAIR_COLUMNS = ["clinician_diff", "clinician_ci_low", "clinician_ci_high", "sepa
 PLAN_COLUMNS = [*KEYS, "n_rated", "n_judged", "rho", "residual_var", "judge_var", "lam", "halfwidth"]
 OWN = "ppi++ own ratings"
 UNIFORM = "; no inclusion probabilities recorded: taken as a uniform sample"
+FLAGGED = "judges err differently on this model"
 TRANSPORT_ALPHA = 0.05
-"""The transport check's false-flag rate per model (two-sided Welch t; 4-5.5% in simulation). A model-specific judge
-bias of 0.1 is flagged in 88.5% of simulated rounds at 20 rated answers a model, 59% at 10 (docs/report.md), hence
+"""The transport check's false-flag rate per model (two-sided Welch t; 4.5-6.5% in simulation). A model-specific judge
+bias of 0.1 is flagged in 87% of simulated rounds at 20 rated answers a model, 54% at 10 (docs/report.md), hence
 `evidence.MINIMUMS.rated_for_transport`."""
 
 
@@ -180,12 +181,29 @@ def transport(rows: pd.DataFrame, model: str) -> tuple[float, float, float]:
     return (mine, others, p)
 
 
+def transport_panel(rows: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
+    """`transport` for every model of one panel's rows, step-down: the model whose residuals differ most (smallest p)
+    is flagged first when p < TRANSPORT_ALPHA and then left out of every other model's reference, and so on until
+    none differs. A model far off would otherwise pull the others' pooled residuals with it and get its neighbours
+    flagged as its mirror image."""
+    models = [str(m) for m in dict.fromkeys(rows["model"])]
+    found = {m: transport(rows, m) for m in models}
+    flagged: set[str] = set()
+    while True:
+        kept = rows[~rows["model"].isin(flagged)]
+        found.update({m: transport(kept, m) for m in models if m not in flagged})
+        open_p = {m: found[m][2] for m in models if m not in flagged and not np.isnan(found[m][2])}
+        if not open_p or min(open_p.values()) >= TRANSPORT_ALPHA:
+            return found
+        flagged.add(min(open_p, key=lambda m: open_p[m]))
+
+
 def transport_word(mine: float, others: float, p: float, n_rated: int) -> str:
     """The `calibration` suffix from the transport check: a flag (p < TRANSPORT_ALPHA), or below
     `MINIMUMS.rated_for_transport` rated answers the warning that no flag is no evidence yet; else empty."""
     if not np.isnan(p) and p < TRANSPORT_ALPHA:
         return (
-            f"; judges err differently on this model (clinician minus judge {mine:+.2f} vs {others:+.2f} on the "
+            f"; {FLAGGED} (clinician minus judge {mine:+.2f} vs {others:+.2f} on the "
             f"panel's other models, p = {p:.3f}): its judge-scale reward misleads"
         )
     if np.isnan(p):
@@ -194,6 +212,19 @@ def transport_word(mine: float, others: float, p: float, n_rated: int) -> str:
     if n_rated < needed:
         return f"; transport not yet checkable ({n_rated} rated, {needed} needed)"
     return ""
+
+
+def transport_warnings(board: pd.DataFrame) -> list[str]:
+    """One WARNING per model the transport check flagged (stdout and report.md's top): its judge-scale reward and
+    rank mislead. None without the clinician scale's columns."""
+    if "calibration" not in board:
+        return []
+    lines = []
+    for panel, model, said in zip(board["panel"], board["model"], board["calibration"].astype(str), strict=True):
+        if FLAGGED in said:
+            why = said[said.index(FLAGGED) :]
+            lines.append(f"WARNING: {model} under panel {panel}: {why}; its clinician_reward corrects for it.")
+    return lines
 
 
 def calibration(found: Estimate, word: str) -> str:
@@ -207,10 +238,11 @@ def clinician_board(instances: pd.DataFrame, ratings: pd.DataFrame, confidence: 
     """Per (panel, model) with judged answers: `COLUMNS` (no figure below the floor), plus the estimate's `se`,
     its degrees of freedom `df` and the transport check's `transport_p`."""
     table = answers(instances, ratings)
+    checks = {panel: transport_panel(rows) for panel, rows in table.groupby("panel", sort=False)}
     rows = []
     for (panel, model), mine in table.groupby(KEYS, sort=False):
         found = estimate(mine, confidence)
-        checked = transport(table[table["panel"] == panel], str(model))
+        checked = checks[panel][str(model)]
         enough = found.n_rated >= MINIMUMS.rated_for_clinician_scale
         value = (found.value, found.low, found.high) if enough else (np.nan, np.nan, np.nan)
         rows.append({

@@ -55,8 +55,8 @@ class Minimums:
 
     rated_for_transport: int = 20
     """Rated answers of a model below which the transport check (stats/clinician_scale.py) cannot clear it: a
-    model-specific judge bias of 0.1 is flagged (p < 0.05) in 88.5% of simulated rounds at 20 rated answers, 77-82%
-    at 15 and 59% at 10, with a false flag in 4-5.5% (benchmarks/sim_calibration.py, docs/report.md's table;
+    model-specific judge bias of 0.1 is flagged (p < 0.05) in 87% of simulated rounds at 20 rated answers, 74% at
+    15 and 54% at 10, with a false flag in 4.5-6.5% (benchmarks/sim_calibration.py, docs/report.md's table;
     tests/stats/test_clinician_scale_sim.py holds it at 20). Below, a flag still stands (its false rate is the
     same), but no flag is no evidence, and the report says so."""
 

@@ -13,6 +13,7 @@ from helm_mtsamples_ext.stats.clinician_scale import (
     clinician_board,
     needed_line,
     ppi_mean,
+    transport_warnings,
     transport_word,
     with_clinician_pairs,
 )
@@ -103,6 +104,8 @@ def test_the_transport_words_flag_a_model_the_judges_err_on_differently_and_say_
     assert "judges err differently on this model" in board.loc["a", "calibration"]
     assert board.loc["a", "transport_p"] < 0.001
     assert board["transport_p"].idxmin() == "a"
+    warned = transport_warnings(board.reset_index())
+    assert len(warned) == 1 and warned[0].startswith("WARNING: a under panel p: judges err differently on this model")
     alike, rated = answers_frame({"a": 30, "b": 30, "c": 30}, {"a": 0.05, "b": 0.05, "c": 0.05})
     assert not clinician_board(alike, rated)["calibration"].str.contains("judges err differently").any()
     few = transport_word(0.0, 0.0, 0.5, MINIMUMS.rated_for_transport - 1)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchmarks.sim_calibration import raw_covers
-from helm_mtsamples_ext.stats.clinician_scale import TRANSPORT_ALPHA, estimate, transport
+from helm_mtsamples_ext.stats.clinician_scale import TRANSPORT_ALPHA, estimate, transport_panel
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
 from tests.stats.clinician_sim import DISTORTIONS, simulate
 
@@ -65,9 +65,8 @@ def test_the_interval_narrows_as_the_judges_agree_more_with_the_clinicians() -> 
 
 def flag_rate(name: str, per_model: int, rounds: int = 100) -> float:
     rng = np.random.default_rng(3)
-    return float(np.mean([
-        transport(simulate(name, 0.0, 0.1, rng, per_model).table, "m0")[2] < TRANSPORT_ALPHA for _ in range(rounds)
-    ]))  # fmt: skip
+    p = [transport_panel(simulate(name, 0.0, 0.1, rng, per_model).table)["m0"][2] for _ in range(rounds)]
+    return float(np.mean(np.array(p) < TRANSPORT_ALPHA))
 
 
 def test_a_model_specific_bias_of_0_1_is_flagged_at_the_transport_floor_and_an_even_one_seldom() -> None:

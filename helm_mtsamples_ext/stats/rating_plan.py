@@ -2,7 +2,9 @@
 
 Rating is the scarce resource, so the report plans the next round from what it has (pure; numpy, pandas, scipy).
 The clinician-scale reward (stats/clinician_scale.py) is a prediction-powered mean; with n of a model's N judged
-answers rated (a uniform sample, as the plan's own draw is, up to its strata), its variance is
+answers rated (taken as a uniform sample; the plan's own draw leans toward contested answers, which narrows the
+interval where those are the answers the judges get most wrong and widens it somewhat where they are not), its
+variance is
 
     V(n) = var(y - lam f) (1/n - 1/N) + var(y) / N,        lam = rho sd(y) / sd(f), clipped to [0, 1],
 

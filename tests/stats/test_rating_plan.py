@@ -127,3 +127,15 @@ def test_the_quota_is_the_larger_need_and_at_most_the_unrated_answers() -> None:
     f, y = population(rng, 0.0, 0.3)
     plan = rating_plan(answers("acme/a", f, y, np.arange(N) < 390), 0.001)  # unreachable: rate all that is left
     assert math.isnan(plan["more_for_target"].iloc[0]) and plan["quota"].iloc[0] == 10
+
+
+def test_a_target_out_of_reach_still_draws_the_rest_when_the_pair_is_decided() -> None:
+    """The leading pair is decided already (more_for_pair 0) but the target is out of reach: rating everything left
+    comes closest to it, so the quota is every unrated answer, not 0."""
+    rng = np.random.default_rng(9)
+    f_a, y_a = population(rng, 0.0, 0.3)
+    f_b, y_b = population(rng, -0.5, 0.3)
+    rated = np.arange(N) < 390
+    plan = rating_plan(pd.concat([answers("acme/a", f_a, y_a, rated), answers("acme/b", f_b, y_b, rated)]), 0.001)
+    assert plan["more_for_pair"].tolist() == [0, 0] and plan["more_for_target"].isna().all()
+    assert plan["quota"].tolist() == [10, 10]

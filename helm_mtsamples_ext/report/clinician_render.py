@@ -10,7 +10,7 @@ import pandas as pd
 
 from helm_mtsamples_ext.common.outside_text import markdown
 from helm_mtsamples_ext.report.report_text import interval, markdown_table, num
-from helm_mtsamples_ext.stats.clinician_scale import OWN
+from helm_mtsamples_ext.stats.clinician_scale import CONTROL_LINE, OWN
 
 WHAT = (
     "`clinician_reward` is each model's reward in clinicians' units: the judges' reward on all its judged answers, "
@@ -45,7 +45,7 @@ def clinician_markdown(board: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
     lines = ["## Clinician scale", "", WHAT, "", markdown_table(table), ""]
     for row in board.itertuples(index=False):
         said = str(row.calibration)
-        if said != OWN:
+        if said not in (OWN, CONTROL_LINE):
             lines.append(f"- **{markdown(str(row.model))}** (panel `{markdown(str(row.panel))}`): {markdown(said)}.")
     if "separated_clinician" in pairs:
         apart = pairs[pairs["separated_clinician"] == "yes"]

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from helm_mtsamples_ext.stats.controls import control_kind
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 from helm_mtsamples_ext.stats.pairwise import holm
@@ -49,6 +50,7 @@ PAIR_COLUMNS = ["clinician_diff", "clinician_ci_low", "clinician_ci_high", "sepa
 """pairwise.csv's columns, beside the judges' `difference`, only with --ratings."""
 PLAN_COLUMNS = [*KEYS, "n_rated", "n_judged", "rho", "residual_var", "judge_var", "lam", "halfwidth"]
 OWN = "ppi++ own ratings"
+CONTROL_LINE = "none: a control run (its answers are built, not rated)"
 UNIFORM = "; no inclusion probabilities recorded: taken as a uniform sample"
 FLAGGED = "judges err differently on this model"
 TRANSPORT_ALPHA = 0.05
@@ -270,7 +272,9 @@ def with_clinician_scale(board: pd.DataFrame, found: pd.DataFrame, settings: Boo
     judged answers: n_rated 0 and the line)."""
     merged = board.merge(found[[*KEYS, *COLUMNS, "se"]], on=KEYS, how="left")
     merged["n_rated"] = merged["n_rated"].fillna(0).astype(int)
-    merged["calibration"] = merged["calibration"].fillna(needed_line(0))
+    unrated = merged["n_rated"] == 0
+    control = merged["model"].map(lambda m: control_kind(str(m)) != "").astype(bool)
+    merged["calibration"] = merged["calibration"].fillna(needed_line(0)).where(~(control & unrated), CONTROL_LINE)
     merged[RANK_COLUMNS] = np.nan
     for _, rows in merged.groupby("panel", sort=False):
         given = rows[rows["clinician_reward"].notna()]

@@ -8,16 +8,20 @@ import pandas as pd
 import pytest
 
 from helm_mtsamples_ext.stats.clinician_scale import (
+    CONTROL_LINE,
     OWN,
     UNIFORM,
     clinician_board,
     needed_line,
+    plan_inputs,
     ppi_mean,
     transport_warnings,
     transport_word,
     with_clinician_pairs,
+    with_clinician_scale,
 )
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
+from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 
 
 def uniform_round(seed: int, n_all: int = 131, n: int = 30) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -129,3 +133,19 @@ def test_clinician_pairs_give_the_difference_its_welch_interval_and_holm() -> No
     assert half == pytest.approx(stats.t.ppf(0.975, 56) * np.sqrt(0.0008), rel=1e-9)
     assert ab["separated_clinician"] == "yes"
     assert out.iloc[1]["separated_clinician"] == "" and np.isnan(out.iloc[1]["clinician_diff"])
+
+
+def test_a_control_run_is_not_asked_for_ratings_and_the_plan_inputs_match_the_estimate() -> None:
+    instances, ratings = answers_frame({"a": 12, "b": 12}, {"a": 0.1, "b": 0.1})
+    control = instances[instances["model"] == "a"].assign(model="mtsamples-control/reference", run="r-control")
+    instances = pd.concat([instances, control], ignore_index=True)
+    found = clinician_board(instances, ratings)
+    board = found[["panel", "model"]].assign(reward_ci_high=0.0, rank=1)
+    out = with_clinician_scale(board, found, BootstrapSettings(n_resamples=200)).set_index("model")
+    assert out.loc["mtsamples-control/reference", "calibration"] == CONTROL_LINE
+    assert out.loc["a", "clinician_rank_low"] >= 1 and out.loc["a", "n_rated"] == 12
+    plan = plan_inputs(instances, ratings).set_index("model")
+    assert plan.loc["a", "n_rated"] == 12 and plan.loc["a", "n_judged"] == 40
+    assert 0.5 < plan.loc["a", "rho"] <= 1
+    halfwidth = (out.loc["a", "clinician_ci_high"] - out.loc["a", "clinician_ci_low"]) / 2
+    assert plan.loc["a", "halfwidth"] == pytest.approx(halfwidth)

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from helm_mtsamples_ext.stats.clinician_scale import ppi_mean
 from helm_mtsamples_ext.stats.rating_plan import FLOOR, PRIOR_RHO, rating_plan
 
 N = 400
@@ -139,3 +140,20 @@ def test_a_target_out_of_reach_still_draws_the_rest_when_the_pair_is_decided() -
     plan = rating_plan(pd.concat([answers("acme/a", f_a, y_a, rated), answers("acme/b", f_b, y_b, rated)]), 0.001)
     assert plan["more_for_pair"].tolist() == [0, 0] and plan["more_for_target"].isna().all()
     assert plan["quota"].tolist() == [10, 10]
+
+
+def test_the_planned_n_gives_the_target_with_the_reports_own_estimator() -> None:
+    """The same check against stats/clinician_scale.ppi_mean, the estimator behind clinician_reward (uniform draws:
+    every inclusion probability n/N): median half-width at the planned n within 12% of the target."""
+    rng = np.random.default_rng(21)
+    f, y = population(rng, 0.0, 0.1)
+    seen = np.zeros(N, dtype=bool)
+    seen[rng.choice(N, 20, replace=False)] = True
+    n = int(rating_plan(answers("acme/a", f, y, seen), TARGET)["rated_for_target"].iloc[0])
+    draw = np.random.default_rng(22)
+    halves = []
+    for _ in range(300):
+        at = draw.choice(N, n, replace=False)
+        found = ppi_mean(f, f[at], y[at], np.full(n, n / N))
+        halves.append((found.high - found.low) / 2)
+    assert float(np.median(halves)) == pytest.approx(TARGET, rel=0.12), (n, np.median(halves))

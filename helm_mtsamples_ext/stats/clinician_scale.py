@@ -72,6 +72,8 @@ class Estimate:
     n_judged: int
     uniform: bool
     """No inclusion probability was recorded for some rated answer: all were taken as a uniform sample."""
+    missing: int = 0
+    """How many rated answers had no recorded inclusion probability."""
 
 
 def weights(pi: np.ndarray, n_rated: int, n_judged: int) -> tuple[np.ndarray, bool]:
@@ -103,22 +105,23 @@ def ppi_mean(
     (a subset) their judges' reward `f_rated`, clinician label `y` and inclusion probability `pi` (NaN: uniform)."""
     f_all, f_rated, y = (np.asarray(v, dtype=float) for v in (f_all, f_rated, y))
     n, big_n = y.size, f_all.size
+    missing = int(np.isnan(np.asarray(pi, dtype=float)).sum())
     pi, uniform = weights(pi, n, big_n)
     if n == 0:
-        return Estimate(np.nan, np.nan, np.nan, np.nan, np.nan, 0, big_n, uniform)
+        return Estimate(np.nan, np.nan, np.nan, np.nan, np.nan, 0, big_n, uniform, missing)
     lam = power_tuned(f_rated, y, pi)
     w = 1 / pi
     r = y - lam * f_rated
     r_bar = float(np.sum(w * r) / np.sum(w))
     value = lam * float(f_all.mean()) + r_bar
     if n < 3:
-        return Estimate(value, np.nan, np.nan, np.nan, lam, n, big_n, uniform)
+        return Estimate(value, np.nan, np.nan, np.nan, lam, n, big_n, uniform, missing)
     y_bar = np.sum(w * y) / np.sum(w)
     s_y2 = n / (n - 1) * float(np.sum(w * (y - y_bar) ** 2) / np.sum(w))
     design = n / (n - 2) * float(np.sum((1 - pi) * w**2 * (r - r_bar) ** 2) / np.sum(w) ** 2)
     se = float(np.sqrt(s_y2 / big_n + design))
     half = float(stats.t.ppf((1 + confidence) / 2, n - 2)) * se
-    return Estimate(value, max(0.0, value - half), min(1.0, value + half), se, lam, n, big_n, uniform)
+    return Estimate(value, max(0.0, value - half), min(1.0, value + half), se, lam, n, big_n, uniform, missing)
 
 
 def labels(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -229,11 +232,19 @@ def transport_warnings(board: pd.DataFrame) -> list[str]:
     return lines
 
 
+def uniform_word(found: Estimate) -> str:
+    """The caveat of a model some of whose ratings carry no inclusion probability (all are then taken as uniform)."""
+    if found.missing >= found.n_rated:
+        return UNIFORM
+    some = f"{found.missing} of its {found.n_rated} rated answers"
+    return f"; no inclusion probability recorded for {some}: all taken as a uniform sample"
+
+
 def calibration(found: Estimate, word: str) -> str:
     """What the `calibration` column says: the correction used, or why none."""
     if found.n_rated < MINIMUMS.rated_for_clinician_scale:
         return needed_line(found.n_rated)
-    return OWN + (UNIFORM if found.uniform else "") + word
+    return OWN + (uniform_word(found) if found.uniform else "") + word
 
 
 def clinician_board(instances: pd.DataFrame, ratings: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from helm_mtsamples_ext.stats.clinician_scale import (
     CONTROL_LINE,
     OWN,
     UNIFORM,
+    calibration,
     clinician_board,
     needed_line,
     plan_inputs,
@@ -149,3 +150,16 @@ def test_a_control_run_is_not_asked_for_ratings_and_the_plan_inputs_match_the_es
     assert 0.5 < plan.loc["a", "rho"] <= 1
     halfwidth = (out.loc["a", "clinician_ci_high"] - out.loc["a", "clinician_ci_low"]) / 2
     assert plan.loc["a", "halfwidth"] == pytest.approx(halfwidth)
+
+
+def test_ratings_some_without_a_recorded_probability_are_all_taken_as_uniform_and_the_column_says_how_many() -> None:
+    f_all, rated, y = uniform_round(3)
+    pi = np.full(y.size, 0.3)
+    pi[:4] = np.nan
+    found = ppi_mean(f_all, f_all[rated], y, pi)
+    assert found.uniform and found.missing == 4
+    assert found.value == pytest.approx(by_formula(f_all, f_all[rated], y), abs=1e-9)
+    said = calibration(found, "")
+    assert (
+        said == OWN + "; no inclusion probability recorded for 4 of its 30 rated answers: all taken as a uniform sample"
+    )

@@ -38,13 +38,13 @@ import pandas as pd
 from scipy import stats
 
 from helm_mtsamples_ext.stats.controls import control_kind
+from helm_mtsamples_ext.stats.evidence import MINIMUMS
 
 PRIOR_RHO = 0.5
 """The judge-clinician correlation assumed where no ratings say otherwise (a moderate one: MedHELM reports
 judge-clinician agreement of about this size for its LLM juries)."""
-FLOOR = 10
-"""Rated answers a model needs before it gets a clinician-scale figure (stats/evidence.py's
-rated_for_clinician_scale); the plan never asks for fewer."""
+FLOOR = MINIMUMS.rated_for_clinician_scale
+"""Rated answers a model needs before it gets a clinician-scale figure (10); the plan never asks for fewer."""
 CONFIDENCE = 0.95
 KEYS = ["panel", "model"]
 COLUMNS = [

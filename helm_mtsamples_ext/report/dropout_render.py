@@ -43,9 +43,14 @@ def panel_line(table: pd.DataFrame, panel: str, lowest: pd.Series) -> str:
     if pd.isna(lowest["tau"]):
         return f"- Panel {name}: no notes judged for every model without each judge, no ranking to compare."
     if lowest["tau"] >= HOLDS:
+        judges = table[table["panel"] == panel].drop_duplicates("judge_dropped")
+        untold = [markdown(str(j)) for j in judges.loc[judges["tau"].isna(), "judge_dropped"]]
+        told = [markdown(str(j)) for j in judges.loc[judges["tau"].notna(), "judge_dropped"]]
+        which = f"without judge {' or '.join(told)}" if untold else "without any one judge"
+        unless = f"; without judge {', '.join(untold)}, no tau (no note judged for every model, or all tied)"
         return (
-            f"- Panel {name}: without any one judge the ranking holds: tau >= {HOLDS:.1f} (lowest: without judge "
-            f"{judge}, {_tau_text(lowest)})."
+            f"- Panel {name}: {which} the ranking holds: tau >= {HOLDS:.1f} (lowest: without judge {judge}, "
+            f"{_tau_text(lowest)}){unless if untold else ''}."
         )
     moves = _moves(table, panel, str(lowest["judge_dropped"]))
     return (

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from helm_mtsamples_ext.report.dropout_render import dropout_markdown
 from tests.report.reports import run_report
 from tests.report.suites import NOTES, Run, build_suite, ok, read, row
 
@@ -91,3 +92,19 @@ def test_panels_of_one_or_two_judges_write_no_dropout(main_report: tuple[Path, s
     for report in (main_report[0], one_judge_page.parent):
         assert not (report / "judge_dropout.csv").exists()
         assert "Judge dropout" not in (report / "report.md").read_text(encoding="utf-8")
+
+
+def test_a_judge_without_whom_there_is_no_tau_is_not_counted_as_holding() -> None:
+    """Without judge c no note is judged for every model: the line says the ranking holds without a or b only."""
+    rows = []
+    for judge, tau in (("a", 1.0), ("b", 0.9), ("c", float("nan"))):
+        for model, rank in (("m1", 1), ("m2", 2)):
+            n_notes, n_models = (0, 0) if judge == "c" else (3, 2)
+            rows.append({"panel": "a+b+c", "judge_dropped": judge, "model": model, "rank": rank,
+                         "rank_without": rank, "tau": tau, "tau_ci_low": float("nan"), "tau_ci_high": float("nan"),
+                         "n_tau_notes": n_notes, "n_tau_models": n_models})  # fmt: skip
+    line = dropout_markdown(pd.DataFrame(rows))[2]
+    assert line == (
+        "- Panel a+b+c: without judge a or b the ranking holds: tau >= 0.8 (lowest: without judge b, tau 0.90 (too "
+        "few notes (3) to tell)); without judge c, no tau (no note judged for every model, or all tied)."
+    )

@@ -60,8 +60,8 @@ def clinician_score(model: str, i: int) -> int:
     return QUALITY[model] - (i % 3 == 0) + (i % 5 == 0)
 
 
-def judge_score(model: str, i: int, judge: int) -> int:
-    return min(5, clinician_score(model, i) + 1 - (judge == 1 and i % 4 == 0))
+def judge_score(model: str, i: int, judge: int, extra: int = 0) -> int:
+    return min(5, clinician_score(model, i) + 1 + extra - (judge == 1 and i % 4 == 0))
 
 
 def same(score: int) -> dict[str, object]:
@@ -74,13 +74,15 @@ def probability(i: int) -> float:
     return 0.2 if i < 6 else 0.6
 
 
-def build_rated(tmp_path: Path, recorded: bool = False) -> tuple[Path, Path]:
-    runs = [
-        Run(model, ["judge-one", "judge-two"],
-            {n.filename: {"judge-one": same(judge_score(model, i, 0)), "judge-two": same(judge_score(model, i, 1))}
-             for i, n in enumerate(NOTES)})
-        for model in QUALITY
-    ]  # fmt: skip
+def build_rated(tmp_path: Path, recorded: bool = False, kinder_to: str = "") -> tuple[Path, Path]:
+    """The suite and its ratings file; `kinder_to`: a model the judges score one point kinder still."""
+
+    def verdicts(model: str, i: int) -> dict[str, object]:
+        extra = int(model == kinder_to)
+        return {"judge-one": same(judge_score(model, i, 0, extra)), "judge-two": same(judge_score(model, i, 1, extra))}
+
+    runs = [Run(model, ["judge-one", "judge-two"], {n.filename: verdicts(model, i) for i, n in enumerate(NOTES)})
+            for model in QUALITY]  # fmt: skip
     output = tmp_path / "bench"
     build_suite(output, runs, NOTES)
     path = tmp_path / "ratings.csv"
@@ -189,3 +191,14 @@ def test_recorded_inclusion_probabilities_reach_the_estimate_and_human_reward(tm
         assert board.loc[model, "calibration"].startswith("ppi++ own ratings; transport not yet checkable")
         assert board.loc[model, "human_reward_ci_low"] < human < board.loc[model, "human_reward_ci_high"]
     assert board.loc["acme/a", "clinician_reward"] != pytest.approx(independent("acme/a"), abs=1e-6)
+
+
+def test_a_model_the_judges_favour_is_named_in_a_warning_atop_report_md(tmp_path: Path) -> None:
+    output, ratings = build_rated(tmp_path, kinder_to="acme/b")
+    out = tmp_path / "report"
+    _run(["--suite", "v1", "-o", str(output), "--out", str(out), "--bootstrap", "200", "--ratings", str(ratings)])
+    board = pd.read_csv(out / "leaderboard.csv").set_index("model")
+    assert "judges err differently on this model" in board.loc["acme/b", "calibration"]
+    assert "judges err differently" not in board.loc["acme/a", "calibration"]
+    top = (out / "report.md").read_text().split("## Leaderboard", 1)[0]
+    assert "> WARNING: acme/b under panel judge-one+judge-two: judges err differently on this model" in top

@@ -59,7 +59,7 @@ from helm_mtsamples_ext.common.secrets import (
 from helm_mtsamples_ext.data.custom_manifest import resolve_manifest
 from helm_mtsamples_ext.data.example_ids import example_ids, manifest_index
 from helm_mtsamples_ext.data.instances import NoteSample, build_samples
-from helm_mtsamples_ext.data.notes import door_cache_dir, ensure_notes, resolve_base_url
+from helm_mtsamples_ext.data.notes import ManifestEntry, door_cache_dir, ensure_notes, resolve_base_url
 from helm_mtsamples_ext.judges.core.async_panel import judge_panel
 from helm_mtsamples_ext.judges.core.capacity import endpoint_capacities, probe_capacity
 from helm_mtsamples_ext.judges.core.reachability import check_endpoint
@@ -100,7 +100,7 @@ def _samples(cache_dir: str | None, extraction: str) -> list[tuple[int, int, Not
     ``medarc-eval winrate``; a note MedARC does not keep gets one no MedARC id reaches."""
     directory = door_cache_dir(cache_dir)
     directory.mkdir(parents=True, exist_ok=True)
-    manifest = resolve_manifest_or_line()
+    manifest = _manifest()
     try:
         paths = ensure_notes(directory, base_url=resolve_base_url(None), manifest=manifest)
     except Exception as e:  # NoteHostUnreachable, DataError: one line, already naming the fix
@@ -111,7 +111,7 @@ def _samples(cache_dir: str | None, extraction: str) -> list[tuple[int, int, Not
     return [(ids[s.filename], position[s.filename], s) for s in batch.samples]
 
 
-def resolve_manifest_or_line() -> list[Any]:
+def _manifest() -> list[ManifestEntry]:
     """``resolve_manifest``, its refusal (``ManifestUnusable``) as the one line the door raises."""
     try:
         return resolve_manifest()

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -29,9 +28,10 @@ sys.path.insert(0, str(REPO))
 from benchmarks import parse_args  # noqa: E402
 from helm_mtsamples_ext.stats.clinician_scale import TRANSPORT_ALPHA, estimate, transport_panel  # noqa: E402
 from helm_mtsamples_ext.stats.evidence import MINIMUMS  # noqa: E402
-from tests.stats.clinician_sim import DISTORTIONS, records_probabilities, simulate  # noqa: E402
+from tests.stats.clinician_sim import DISTORTIONS, raw_covers, records_probabilities, simulate  # noqa: E402
 
-SHARES = (0.05, 0.10, 0.20)
+SHARES = (0.05, 0.077, 0.10, 0.20)
+"""The issue's 5, 10 and 20% of answers rated, and 7.7%: about 10 rated answers a model, the floor."""
 JUDGE_SD = 0.1
 
 
@@ -43,19 +43,13 @@ def mean(values: list[float]) -> str:
     return "-" if not values else f"{float(np.mean(values)):.3f}"
 
 
-def raw_covers(f: np.ndarray, target: float) -> bool:
-    """The judges' reward's 95% t interval over the model's notes (the leaderboard's bootstrap one is about it)."""
-    half = stats.t.ppf(0.975, f.size - 1) * f.std(ddof=1) / np.sqrt(f.size)
-    return bool(abs(f.mean() - target) <= half)
-
-
 def coverage_rows(draws: int) -> list[str]:
     rows = ["| distortion | share rated | rated per model | given a figure | coverage | mean width | raw coverage |",
             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for name in DISTORTIONS:
         for rated_share in SHARES:
             rng = np.random.default_rng(1)
-            covered, widths, raw, given, n_rated, unfloored = [], [], [], [], [], []
+            covered, widths, raw, given, n_rated, unfloored, unfloored_widths = [], [], [], [], [], [], []
             for _ in range(draws):
                 found = simulate(name, rated_share, JUDGE_SD, rng)
                 for k, (_, rows_of) in enumerate(found.table.groupby("model", sort=True)):
@@ -67,12 +61,14 @@ def coverage_rows(draws: int) -> list[str]:
                     raw.append(raw_covers(rows_of["f"].to_numpy(float), target))
                     if e.n_rated >= 3:
                         unfloored.append(bool(e.low <= target <= e.high))
+                        unfloored_widths.append(e.high - e.low)
                     if enough:
                         covered.append(bool(e.low <= target <= e.high))
                         widths.append(e.high - e.low)
             cover = share(covered) if covered else f"({share(unfloored)} without the floor)"
-            rows.append(f"| {name} | {rated_share:.0%} | {np.mean(n_rated):.1f} | {share(given)} | {cover} | "
-                        f"{mean(widths)} | {share(raw)} |")  # fmt: skip
+            width = mean(widths) if covered else f"({mean(unfloored_widths)})"
+            rows.append(f"| {name} | {100 * rated_share:g}% | {np.mean(n_rated):.1f} | {share(given)} | {cover} | "
+                        f"{width} | {share(raw)} |")  # fmt: skip
     return rows
 
 

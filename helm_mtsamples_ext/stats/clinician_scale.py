@@ -24,9 +24,10 @@ model's answers, and the `calibration` column says so.
 
 Transport: the correction is each model's own (its own rated answers correct its own judged ones), which is valid
 whatever the judges do to other models. `transport` still asks whether a model's residuals (clinician minus judge)
-differ from the other models' of its panel beyond noise (Welch's t on the weighted means), because where they do,
-the judges err differently on that model's answers: its judge-scale reward and rank mislead, and a correction
-pooled across models would not hold for it. Pure numpy/pandas.
+differ from the other models' of its panel beyond noise (Welch's t on the weighted means, step-down:
+`transport_panel`), because where they do, the judges err differently on that model's answers: its judge-scale
+reward and rank mislead, and a correction pooled across models would not hold for it. Nothing is pooled: the check
+has too little power at the floor to guard a pooled correction (docs/ratings.md). Pure numpy/pandas.
 """
 
 from __future__ import annotations

@@ -48,9 +48,9 @@ class Minimums:
     rated_for_clinician_scale: int = 10
     """Rated answers of a model below which it gets no clinician-scale reward (stats/clinician_scale.py), only a
     line saying how many more to rate. Measured (benchmarks/sim_calibration.py, docs/report.md's table): from 10
-    rated answers the interval covers the clinicians' mean in 93-97% of simulated rounds (judges kinder by 0.1, a
-    monotone distortion, one model distorted). Coverage alone would allow fewer (about 93% at 6-7 rated answers),
-    but there the interval is 0.15-0.18 wide, rests on a normal approximation of a mean of 6 residuals, and lambda
+    rated answers the interval covers the clinicians' mean in 94.6-95.2% of simulated rounds (judges kinder by 0.1, a
+    monotone distortion, one model distorted; 94-96% at 13 and 26). Coverage alone would allow fewer (95-96% at 6-7),
+    but there the interval is 0.16-0.20 wide, rests on a normal approximation of a mean of 6 residuals, and lambda
     is fitted on the same few answers; 10 is the issue's floor and the simulations do not ask for more."""
 
     rated_for_transport: int = 20

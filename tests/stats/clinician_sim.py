@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from helm_mtsamples_ext.report.rating_sample import choose
 
@@ -101,3 +102,9 @@ def records_probabilities() -> bool:
     long = pd.DataFrame({"run": ["r"] * 4, "note_id": list("abcd"), "model": "m", "specialty": "s",
                          "note_reward": 0.5, "judge_reward": 0.5})  # fmt: skip
     return "inclusion_probability" in choose(long, 2, int(rng.integers(10)), 0.0)
+
+
+def raw_covers(f: np.ndarray, target: float) -> bool:
+    """The judges' reward's 95% t interval over the model's notes (the leaderboard's bootstrap one is about it)."""
+    half = stats.t.ppf(0.975, f.size - 1) * f.std(ddof=1) / np.sqrt(f.size)
+    return bool(abs(f.mean() - target) <= half)

@@ -7,10 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks.sim_calibration import raw_covers
 from helm_mtsamples_ext.stats.clinician_scale import TRANSPORT_ALPHA, estimate, transport_panel
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
-from tests.stats.clinician_sim import DISTORTIONS, simulate
+from tests.stats.clinician_sim import DISTORTIONS, raw_covers, simulate
 
 SHARES = (0.10, 0.20)
 ROUNDS = 60

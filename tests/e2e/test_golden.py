@@ -11,6 +11,7 @@ own OpenAI client; the judges ``gold-a``, ``gold-b`` and ``gold-c`` are the loop
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -212,3 +213,44 @@ def test_the_medmarks_export_gives_each_note_its_golden_reward_and_verdicts(expo
     assert scores == expected.scores
     failures = {judge: failure_kind(j["error"]) for judge, j in judges.items() if j["status"] == "failed"}
     assert failures == expected.failures
+
+
+def test_clinicians_ratings_reach_the_leaderboard_report_and_page_of_a_real_run(
+    golden_run: GoldenRun, tmp_path: Path
+) -> None:
+    """Ratings files of the real run's answers through the real ``helm-mtsamples-report --ratings``: one file as the
+    rating mode exports it now (a flagged reference, inclusion probabilities), one as older releases wrote it (eight
+    columns). Both read; with 9 judged answers, under the floor of 10, leaderboard.csv has the clinician columns but
+    no figure, and report.md and report.html say how many more to rate; the flagged note is listed."""
+    ids = {name: state["instance"]["id"] for name, state in golden_run.states.items()}
+    names = sorted(ids)
+    run = golden_run.run.name  # HELM's run name holds commas: the files are written as CSV writes them
+    header = ["run", "instance_id", "model", "rater", "accuracy", "completeness", "clarity", "comment"]
+    rows_new = [[run, ids[n], "", "Dr A", 4, 3, 5, "", int(n == names[0]), 1] for n in names]
+    rows_old = [[run, ids[n], "", "Dr B", 3, 3, 4, "older file"] for n in names[:4]]
+    for path, head, rows in (
+        (tmp_path / "new.csv", [*header, "bad_reference", "inclusion_probability"], rows_new),
+        (tmp_path / "old.csv", header, rows_old),
+    ):
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            csv.writer(handle).writerows([head, *rows])
+    out = tmp_path / "report"
+    args = ["--suite", SUITE, "--out", str(out), "--ratings", str(tmp_path / "new.csv")]
+    log = helm_tool("helm-mtsamples-report", *args, "--ratings", str(tmp_path / "old.csv"),
+                    cwd=golden_run.root, env=golden_run.env)  # fmt: skip
+    assert "Traceback" not in log
+    (row,) = pd.read_csv(out / "leaderboard.csv").to_dict("records")
+    judged = int(row["n_judged"])
+    assert {"clinician_reward", "clinician_ci_low", "clinician_ci_high", "n_rated", "calibration"} <= set(row)
+    assert row["n_rated"] == judged == 9, "every judged answer rated; the unjudged one has nothing to correct"
+    assert (
+        pd.isna(row["clinician_reward"])
+        and row["calibration"] == "none: 9 rated, 10 needed (rate 1 more of its answers)"
+    )
+    report_md = (out / "report.md").read_text(encoding="utf-8")
+    assert "9 rated, 10 needed" in report_md and "Bad references" in report_md
+    (flagged,) = pd.read_csv(out / "flagged_references.csv").to_dict("records")
+    assert (flagged["n_flagged_notes"], flagged["n_unflagged_notes"]) == (1, 8)
+    listed = report_md.split("Flagged notes", 1)[1].splitlines()[0]
+    assert listed.count(".txt (") == 1 and "(1 of 2 raters)" in listed, "listed; Dr B of the older file rated it too"
+    assert "9 rated, 10 needed" in (out / "report.html").read_text(encoding="utf-8")

@@ -62,6 +62,8 @@ ANSWER = ["run", "instance_id"]
 MAX_BYTES = 10 * 1024 * 1024
 """The largest ratings file read (a round of a thousand rated answers with comments is well under 1 MB)."""
 _SCORE = re.compile(r"[0-9]+", re.ASCII)
+_PROBABILITY = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?", re.ASCII)
+"""A probability as the page writes it, in ASCII digits: ``float`` alone would take ``０.5`` or ``1_0e-1``."""
 
 
 class RatingsError(Exception):
@@ -100,10 +102,7 @@ def _probability(text: str, where: str) -> float:
     value = text.strip()
     if not value:
         return float("nan")
-    try:
-        number = float(value)
-    except ValueError:
-        number = float("nan")
+    number = float(value) if _PROBABILITY.fullmatch(value) else float("nan")
     if not 0 < number <= 1:  # NaN fails too
         raise RatingsError(
             f"{where}: inclusion_probability is {text!r}, but it is a number in (0, 1] (the answer's chance of being "

@@ -173,6 +173,8 @@ def test_an_older_file_without_the_two_columns_reads_unchanged(tmp_path: Path) -
         ("1,1.5", "inclusion_probability is '1.5', but it is a number in (0, 1]"),
         ("1,nan", "inclusion_probability is 'nan', but it is a number in (0, 1]"),
         ("1,half", "inclusion_probability is 'half', but it is a number in (0, 1]"),
+        ("1,\uff10.5", "inclusion_probability is '\uff10.5', but it is a number in (0, 1]"),  # full-width 0
+        ("1,0_5", "inclusion_probability is '0_5', but it is a number in (0, 1]"),
     ],
 )
 def test_a_bad_flag_or_probability_is_one_line_naming_file_line_and_fix(

@@ -35,11 +35,10 @@ from helm_mtsamples_ext.report.eee_instances import (
     SCHEMA_VERSION,
     UNJUDGED_ID,
     instance_records,
-    number,
-    strict_json,
 )
 from helm_mtsamples_ext.report.eee_results import reward_result, unjudged_result
 from helm_mtsamples_ext.report.eee_runs import RunFacts
+from helm_mtsamples_ext.report.json_cells import number, strict_json
 from helm_mtsamples_ext.report.medmarks_export import slug, slugs
 from helm_mtsamples_ext.stats.controls import control_kind
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from typing import Any
 
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
+from helm_mtsamples_ext.report.json_cells import number, strict_json, text
 
 SCHEMA_VERSION = "0.3.0"
 EVALUATION_NAME = "mtsamples_procedures"
@@ -28,31 +28,9 @@ Row = dict[str, Any]
 """One judge's row of one note (suite.py's table as records)."""
 
 
-def number(value: Any) -> float | None:
-    """A finite number, None for a missing one (NaN, None): strict JSON has no NaN."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):  # pandas' NA, a text
-        return None
-    return number if math.isfinite(number) else None
-
-
-def text(value: Any) -> str | None:
-    """A text cell, None for an empty or missing one (a column that was all None can come back NaN)."""
-    return value if isinstance(value, str) and value else None
-
-
 def _score(value: Any) -> int | None:
     score = number(value)
     return None if score is None else int(score)
-
-
-def strict_json(value: Any) -> str:
-    """One line of JSON: every non-ASCII and control character escaped (a U+2028 in an answer cannot split a
-    line), NaN refused rather than written."""
-    return json.dumps(value, ensure_ascii=True, allow_nan=False)
 
 
 def judge_entry(row: Row) -> dict[str, Any]:

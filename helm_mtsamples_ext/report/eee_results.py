@@ -18,8 +18,9 @@ import pandas as pd
 
 from helm_mtsamples_ext.common.rubric import QUESTIONS
 from helm_mtsamples_ext.data.notes import DEFAULT_BASE_URL, PINNED_COMMIT
-from helm_mtsamples_ext.report.eee_instances import EVALUATION_NAME, REWARD_ID, UNJUDGED_ID, number, strict_json
+from helm_mtsamples_ext.report.eee_instances import EVALUATION_NAME, REWARD_ID, UNJUDGED_ID
 from helm_mtsamples_ext.report.eee_runs import MARKER, RunFacts, prompt_template
+from helm_mtsamples_ext.report.json_cells import number, strict_json
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
 from helm_mtsamples_ext.stats.intervals import BootstrapSettings
 

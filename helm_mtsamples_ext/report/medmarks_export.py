@@ -23,8 +23,6 @@ before anything is written; the report writes it inside its own directory swap (
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -38,6 +36,7 @@ import pyarrow.parquet as pq
 from helm_mtsamples_ext import _version
 from helm_mtsamples_ext.common.rubric import DIMENSIONS
 from helm_mtsamples_ext.report.cost import Prices
+from helm_mtsamples_ext.report.json_cells import number, strict_json, text
 from helm_mtsamples_ext.report.medmarks_readme import README_NAME, export_summary, readme_text
 from helm_mtsamples_ext.report.medmarks_schema import MEDMARKS_SCHEMA, medmarks_table
 from helm_mtsamples_ext.stats.controls import control_kind
@@ -85,18 +84,9 @@ def slugs(names: list[str]) -> dict[str, str]:
     }
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
-
-
-def _text(value: Any) -> str | None:
-    """A text cell, None for an empty or missing one (a column that was all None can come back NaN)."""
-    return value if isinstance(value, str) and value else None
-
-
 def _score(value: Any) -> int | float | None:
-    number = _number(value)
-    return None if number is None else int(number) if number.is_integer() else number
+    found = number(value)
+    return None if found is None else int(found) if found.is_integer() else found
 
 
 Row = dict[str, Any]
@@ -110,21 +100,21 @@ def _judge_feedback(note: list[Row]) -> dict[str, Any]:
     entry does not use (``judge``, ``status``, ``invalid``), then the note's reward."""
     judges = [
         {
-            "model": _text(row.get("judge_model")),
+            "model": text(row.get("judge_model")),
             "raw": None,  # the judge's reply text is in HELM's run, not in the report's table
-            "error": _text(row["failure"]),
+            "error": text(row["failure"]),
             "scores": {
-                dim: {"score": _score(row[dim]), "explanation": _text(row[f"{dim}_explanation"]) or ""}
+                dim: {"score": _score(row[dim]), "explanation": text(row[f"{dim}_explanation"]) or ""}
                 for dim in DIMENSIONS
             },
-            "score": _number(row["judge_reward"]),
+            "score": number(row["judge_reward"]),
             "judge": row["judge"],
             "status": row["status"],
-            "invalid": _text(row["invalid"]),
+            "invalid": text(row["invalid"]),
         }
         for row in note
     ]
-    return {"judges": judges, "score": _number(note[0]["note_reward"])}
+    return {"judges": judges, "score": number(note[0]["note_reward"])}
 
 
 def _record(note: list[Row], example_id: str, reward: float | None) -> dict[str, Any]:
@@ -151,7 +141,7 @@ def _failures(note: list[Row]) -> str | None:
 def _tokens(note: list[Row], column: str) -> float | None:
     """A note's judge tokens over its judges; None when one was not counted (a record from before they were kept
     apart): a part of the sum would read as the whole."""
-    counted = [_number(r[column]) for r in note]
+    counted = [number(r[column]) for r in note]
     return None if not counted or any(n is None for n in counted) else sum(n for n in counted if n is not None)
 
 
@@ -162,8 +152,8 @@ def _cost(note: list[Row], prices: Prices | None) -> float | None:
         return None
     total = 0.0
     for row in note:
-        price = prices.of(str(row["judge"]), _text(row.get("judge_model")))
-        tokens_in, tokens_out = _number(row["tokens_in"]), _number(row["tokens_out"])
+        price = prices.of(str(row["judge"]), text(row.get("judge_model")))
+        tokens_in, tokens_out = number(row["tokens_in"]), number(row["tokens_out"])
         if price is None or tokens_in is None or tokens_out is None:
             return None
         total += price.cost(tokens_in, tokens_out)
@@ -171,23 +161,22 @@ def _cost(note: list[Row], prices: Prices | None) -> float | None:
 
 
 def _version_info(rules_version: Any) -> str:
-    rules = _number(rules_version)
-    return json.dumps(
-        {"helm_mtsamples_ext": _version.__version__, "rules_version": None if rules is None else int(rules)},
-        allow_nan=False,
+    rules = number(rules_version)
+    return strict_json(
+        {"helm_mtsamples_ext": _version.__version__, "rules_version": None if rules is None else int(rules)}
     )
 
 
 def _row(note: list[Row], model: str, example_id: str, prices: Prices | None) -> dict[str, Any]:
     """The note's parquet row: what the suite holds, the rest left null (medmarks_schema.py)."""
     first = note[0]
-    reward = _number(first["note_reward"])
+    reward = number(first["note_reward"])
     tokens_in, tokens_out = _tokens(note, "tokens_in"), _tokens(note, "tokens_out")
     return {
         "env_id": ENV_ID,
         "error": _failures(note) if reward is None else None,
         "example_id": example_id,
-        "answer": _text(first["reference"]),  # verifiers' `answer`: the dataset's, MedARC's reference plan
+        "answer": text(first["reference"]),  # verifiers' `answer`: the dataset's, MedARC's reference plan
         "judge_cost": _cost(note, prices),
         "judge_token_completion": tokens_out,
         "judge_token_prompt": tokens_in,
@@ -219,7 +208,7 @@ def model_export(
     for name in sorted(notes, key=lambda n: ids[n]):
         note, example_id = notes[name], str(ids[name])
         parquet.append(_row(note, model, example_id, prices))
-        records.append(_record(note, example_id, _number(note[0]["note_reward"])))
+        records.append(_record(note, example_id, number(note[0]["note_reward"])))
     return ModelExport(panel, model, medmarks_table(parquet), records)
 
 
@@ -248,13 +237,6 @@ def summary(instances: pd.DataFrame, exports: list[ModelExport]) -> pd.DataFrame
     """The export's panels for report.md and the terminal (medmarks_readme.py): each panel's directory, models and
     the line of a panel with fewer than two models to rank."""
     return export_summary(panel_models(instances), slugs(sorted({e.panel for e in exports})))
-
-
-def strict_json(value: Any, **options: Any) -> str:
-    """JSON every strict parser reads: a NaN or infinity raises here instead of being written as ``NaN``.
-    ``ensure_ascii``: every control and non-ASCII character is escaped, so a line is one line whatever an answer
-    holds (a U+2028 in an answer splits a line for some JSON readers)."""
-    return json.dumps(value, ensure_ascii=True, allow_nan=False, **options)
 
 
 def _jsonl(records: list[dict[str, Any]]) -> str:

@@ -49,7 +49,6 @@ COLUMNS = ["clinician_reward", "clinician_ci_low", "clinician_ci_high", "n_rated
 RANK_COLUMNS = ["clinician_rank_low", "clinician_rank_high"]
 PAIR_COLUMNS = ["clinician_diff", "clinician_ci_low", "clinician_ci_high", "separated_clinician"]
 """pairwise.csv's columns, beside the judges' `difference`, only with --ratings."""
-PLAN_COLUMNS = [*KEYS, "n_rated", "n_judged", "rho", "residual_var", "judge_var", "lam", "halfwidth"]
 OWN = "ppi++ own ratings"
 CONTROL_LINE = "none: a control run (its answers are built, not rated)"
 UNIFORM = "; no inclusion probabilities recorded: taken as a uniform sample"
@@ -337,25 +336,3 @@ def clinician_tables(
         "leaderboard": with_clinician_scale(board, found, settings),
         "pairwise": with_clinician_pairs(pairs, found, settings.confidence),
     }
-
-
-def plan_inputs(instances: pd.DataFrame, ratings: pd.DataFrame) -> pd.DataFrame:
-    """What a rating plan needs per (panel, model): n_rated, N judged, the judge-clinician correlation rho on the
-    rated answers (NaN below 3), the residual variance var(y - lam f), var(f) over all judged answers, lam, and
-    the interval's half-width now. The PPI variance is about var(y - lam f) (1 - n/N) / n + var(y) / N."""
-    table = answers(instances, ratings)
-    rows = []
-    for (panel, model), mine in table.groupby(KEYS, sort=False):
-        rated = mine[mine["y"].notna()]
-        found = estimate(mine)
-        f, y = rated["f"].to_numpy(float), rated["y"].to_numpy(float)
-        spread = len(rated) >= 3 and np.std(f) > 0 and np.std(y) > 0
-        rho = float(np.corrcoef(f, y)[0, 1]) if spread else np.nan
-        lam = found.lam if not np.isnan(found.lam) else 0.0
-        residual = float(np.var(y - lam * f, ddof=1)) if len(rated) >= 2 else np.nan
-        rows.append({
-            "panel": panel, "model": model, "n_rated": found.n_rated, "n_judged": found.n_judged, "rho": rho,
-            "residual_var": residual, "judge_var": float(np.var(mine["f"].to_numpy(float), ddof=1)),
-            "lam": found.lam, "halfwidth": (found.high - found.low) / 2,
-        })  # fmt: skip
-    return pd.DataFrame(rows, columns=PLAN_COLUMNS)

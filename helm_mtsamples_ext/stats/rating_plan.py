@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from helm_mtsamples_ext.stats.clinician_scale import answers
 from helm_mtsamples_ext.stats.controls import control_kind
 from helm_mtsamples_ext.stats.evidence import MINIMUMS
 
@@ -52,6 +53,8 @@ COLUMNS = [
     "rated_for_target", "more_for_target", "pair_with", "difference", "more_for_pair", "quota",
 ]  # fmt: skip
 """rating_plan.csv's columns."""
+NO_RATINGS = pd.DataFrame({"run": [], "instance_id": [], "human_reward": []})
+"""A round before any rating: every answer unrated."""
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,10 @@ class Variance:
 
 def plan_answers(instances: pd.DataFrame, ratings: pd.DataFrame | None) -> pd.DataFrame:
     """One row per judged answer: panel, model, run, note_id, f (its judges' reward) and y (its clinician label,
-    the mean of its raters' human_reward; NaN when unrated). Control runs are left out: they are not rated."""
-    judged = instances.groupby([*KEYS, "run", "note_id"], sort=True, as_index=False).agg(f=("note_reward", "first"))
-    judged = judged[judged["f"].notna() & (judged["model"].map(control_kind) == "")].reset_index(drop=True)
-    if ratings is None or ratings.empty:
-        return judged.assign(y=np.nan)
-    labels = ratings.groupby(["run", "instance_id"], as_index=False).agg(y=("human_reward", "mean"))
-    return judged.merge(labels.rename(columns={"instance_id": "note_id"}), on=["run", "note_id"], how="left")
+    the mean of its raters' human_reward; NaN when unrated), as the estimate reads them (clinician_scale.answers).
+    Control runs are left out: they are not rated."""
+    found = answers(instances, NO_RATINGS if ratings is None else ratings).drop(columns="pi")
+    return found[found["model"].map(control_kind) == ""].reset_index(drop=True)
 
 
 def _moments(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
